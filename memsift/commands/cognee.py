@@ -1,0 +1,5 @@
+"""Commands: cognee."""
+
+from __future__ import annotations
+
+COMMANDS: list = []

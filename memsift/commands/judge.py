@@ -1,0 +1,5 @@
+"""Commands: judge."""
+
+from __future__ import annotations
+
+COMMANDS: list = []

@@ -1,0 +1,5 @@
+"""Commands: memory."""
+
+from __future__ import annotations
+
+COMMANDS: list = []

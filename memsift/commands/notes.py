@@ -1,0 +1,5 @@
+"""Commands: notes."""
+
+from __future__ import annotations
+
+COMMANDS: list = []

@@ -1,0 +1,5 @@
+"""Commands: setup."""
+
+from __future__ import annotations
+
+COMMANDS: list = []

@@ -1,0 +1,5 @@
+"""Commands: status."""
+
+from __future__ import annotations
+
+COMMANDS: list = []

@@ -1,0 +1,137 @@
+"""Local notes: one plain-text file per project, one note per line (notes/FORMAT.md).
+
+    - Staging model names use a double underscore. <!-- memsift id=n03 written=2024-06-12 -->
+
+A line that starts with "- " is a note; its trailing HTML comment carries metadata, invisible
+when the file is rendered as Markdown and optional when a person writes a note by hand. Every
+other line (headings, blank lines, prose) is kept byte for byte and never read as a note.
+Writes are atomic and under a lock, so concurrent sessions never lose each other's lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from memsift.fsutil import atomic_write, file_lock
+
+NOTE_PREFIX = "- "
+_META_RE = re.compile(r"\s*<!--\s*memsift\s+(?P<meta>[^>]*?)\s*-->\s*$")
+_PAIR_RE = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+    id: str = ""
+    written: str = ""  # ISO date
+    meta: Mapping[str, str] = field(default_factory=dict, compare=False)
+    line: int = 0  # 1-based line number in the file it was read from
+
+    @property
+    def key(self) -> str:
+        return self.id or text_id(self.text)
+
+
+def text_id(text: str) -> str:
+    return "h" + hashlib.sha256(" ".join(text.split()).encode()).hexdigest()[:10]
+
+
+def _quote(value: str) -> str:
+    if value and re.fullmatch(r"[^\s\"=<>]+", value):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return re.sub(r"\\(.)", r"\1", value[1:-1])
+    return value
+
+
+def format_note(note: Note) -> str:
+    """One line for the notes file; newlines inside the text are folded to spaces."""
+    text = " ".join(note.text.split())
+    meta = {"id": note.id or text_id(text)}
+    if note.written:
+        meta["written"] = note.written
+    meta.update({k: str(v) for k, v in note.meta.items() if k not in {"id", "written"}})
+    pairs = " ".join(f"{k}={_quote(v)}" for k, v in meta.items())
+    return f"{NOTE_PREFIX}{text} <!-- memsift {pairs} -->"
+
+
+def parse_line(line: str, number: int = 0) -> Note | None:
+    if not line.startswith(NOTE_PREFIX):
+        return None
+    body = line[len(NOTE_PREFIX):].rstrip("\r\n")
+    meta: dict[str, str] = {}
+    match = _META_RE.search(body)
+    if match:
+        meta = {k: _unquote(v) for k, v in _PAIR_RE.findall(match.group("meta"))}
+        body = body[: match.start()]
+    text = body.strip()
+    if not text:
+        return None
+    note_id = meta.pop("id", "")
+    written = meta.pop("written", "")
+    return Note(text=text, id=note_id, written=written, meta=meta, line=number)
+
+
+def parse(content: str) -> list[Note]:
+    notes = []
+    for number, line in enumerate(content.splitlines(), start=1):
+        note = parse_line(line, number)
+        if note is not None:
+            notes.append(note)
+    return notes
+
+
+HEADER = "# memsift notes\n\n"
+
+
+class NotesFile:
+    """The notes of one project."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock_path = path.with_name(path.name + ".lock")
+
+    def read_text(self) -> str:
+        try:
+            return self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return ""
+
+    def read(self) -> list[Note]:
+        return parse(self.read_text())
+
+    def append(self, notes: Iterable[Note]) -> list[Note]:
+        """Append notes whose text is not already there; returns those written."""
+        with file_lock(self.lock_path):
+            content = self.read_text()
+            present = {text_id(n.text) for n in parse(content)}
+            fresh = []
+            for note in notes:
+                if text_id(note.text) not in present:
+                    present.add(text_id(note.text))
+                    fresh.append(note)
+            if fresh:
+                if not content:
+                    content = HEADER
+                elif not content.endswith("\n"):
+                    content += "\n"
+                content += "".join(format_note(n) + "\n" for n in fresh)
+                self.write_locked(content)
+            return fresh
+
+    def write_locked(self, content: str) -> None:
+        """Replace the whole file; the caller holds the lock. The one place notes are
+        written, so history and sync hooks attach here."""
+        atomic_write(self.path, content)
+
+
+def notes_path(settings, project_root) -> Path:
+    return settings.paths.project_dir(project_root) / "notes.md"

@@ -1,0 +1,19 @@
+"""Every test is isolated from the machine: MEMSIFT_HOME in tmp_path, no outside settings."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+_CLEARED_PREFIXES = ("MEMSIFT_", "OPENAI_", "COGNEE_", "ANTHROPIC_", "CODEX_")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path, monkeypatch):
+    for name in list(os.environ):
+        if name.startswith(_CLEARED_PREFIXES):
+            monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "memsift-home"
+    monkeypatch.setenv("MEMSIFT_HOME", str(home))
+    return home
