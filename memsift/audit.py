@@ -1,0 +1,130 @@
+"""The audit log: one JSON line per prompt decision, what was added and why (docs/audit.md).
+
+Written by the cascade at the end of every prompt, read by `memsift status`. The prompt text
+itself is never written here (only its length): the audit log says what memsift did, the
+notes and the store hold what it knows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memsift.clock import now_iso
+from memsift.fsutil import append_line
+
+AUDIT_VERSION = 1
+TAIL_CHUNK = 64 * 1024  # read the log backwards in blocks: `status` wants the last lines only
+
+
+@dataclass
+class StepRecord:
+    """One step of the cascade: how long it took and how it ended."""
+
+    name: str  # kind | notes | worth | longterm | passages | conversation | render
+    ms: float
+    result: str  # "builds_on", "no-search", "2 kept", "no", "timeout", "error", "skipped: ..."
+
+
+@dataclass
+class ItemRecord:
+    """One item added to the prompt."""
+
+    id: str
+    source: str  # notes | longterm
+    score: float
+    written: str = ""
+
+
+@dataclass
+class Decision:
+    """Everything one prompt's cascade decided; one line of the audit log."""
+
+    project: str
+    session: str = ""
+    host: str = ""
+    time: str = field(default_factory=now_iso)
+    kind: str = ""
+    kind_p: float = 0.0  # probability of the chosen kind
+    search_p: float = 0.0  # probability mass on the kinds that call for memory
+    prompt_chars: int = 0
+    steps: list[StepRecord] = field(default_factory=list)
+    added: list[ItemRecord] = field(default_factory=list)
+    chars: int = 0  # characters added to the prompt
+    wait_ms: float = 0.0  # the whole prompt path, process start to result when known
+    errors: list[str] = field(default_factory=list)
+    v: int = AUDIT_VERSION
+
+    def step(self, name: str, ms: float, result: str) -> None:
+        self.steps.append(StepRecord(name, round(ms, 2), result))
+
+    def error(self, step: str, reason: str) -> None:
+        self.errors.append(f"{step}: {reason}")
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["kind_p"] = round(self.kind_p, 4)
+        data["search_p"] = round(self.search_p, 4)
+        data["wait_ms"] = round(self.wait_ms, 2)
+        for item in data["added"]:
+            item["score"] = round(item["score"], 4)
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def write_decision(decision: Decision, path: Path) -> None:
+    """Append one decision line; the caller (a hook) catches OSError and logs it."""
+    append_line(path, decision.to_json())
+
+
+def _tail_lines(path: Path, wanted: int) -> tuple[list[str], bool]:
+    """The last lines of a file, read in blocks from the end (the log only grows), and
+    whether the whole file was read."""
+    try:
+        with open(path, "rb") as handle:
+            data, end = _read_back(handle, wanted)
+    except FileNotFoundError:
+        return [], True
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    if end == 0:
+        return lines, True
+    return lines[1:], False  # the first line may be cut in the middle
+
+
+def _read_back(handle, wanted: int) -> tuple[bytes, int]:
+    end = handle.seek(0, os.SEEK_END)
+    data = b""
+    while end > 0 and data.count(b"\n") <= wanted:
+        start = max(0, end - TAIL_CHUNK)
+        handle.seek(start)
+        data = handle.read(end - start) + data
+        end = start
+    return data, end
+
+
+def _parse(line: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) and "project" in data else None
+
+
+def read_audit(n: int = 20, project: str | os.PathLike[str] | None = None,
+               path: Path | None = None) -> list[dict[str, Any]]:
+    """The last `n` decisions (oldest first), of one project if given; corrupt lines skipped."""
+    if path is None:
+        from memsift.paths import get_paths
+
+        path = get_paths().audit_file
+    wanted = str(project) if project is not None else None
+    found: list[dict[str, Any]] = []
+    budget = n
+    while True:
+        lines, whole = _tail_lines(path, budget)
+        found = [d for d in map(_parse, lines) if d and (wanted is None or d["project"] == wanted)]
+        if len(found) >= n or whole:
+            return found[-n:] if n > 0 else []
+        budget *= 4  # one project among many: read further back

@@ -1,0 +1,54 @@
+"""The audit log: one line per decision, read back newest last, corrupt lines skipped."""
+
+from __future__ import annotations
+
+import json
+
+from memsift.audit import Decision, ItemRecord, read_audit, write_decision
+
+
+def _decision(project: str, chars: int = 0) -> Decision:
+    decision = Decision(project=project, session="s1", host="claude-code", kind="resume")
+    decision.step("kind", 1.234, "resume")
+    decision.added.append(ItemRecord("n01", "notes", 0.8123456, "2024-06-12"))
+    decision.chars = chars
+    return decision
+
+
+def test_each_decision_is_one_json_line_with_its_steps_and_items(tmp_path):
+    path = tmp_path / "audit.jsonl"
+    write_decision(_decision("/p", chars=120), path)
+    (line,) = path.read_text().splitlines()
+    data = json.loads(line)
+    assert data["steps"] == [{"name": "kind", "ms": 1.23, "result": "resume"}]
+    assert data["added"][0] == {"id": "n01", "source": "notes", "score": 0.8123,
+                                "written": "2024-06-12"}
+    assert data["chars"] == 120 and data["project"] == "/p"
+
+
+def test_reader_returns_the_last_n_and_skips_corrupt_lines(tmp_path):
+    path = tmp_path / "audit.jsonl"
+    for index in range(30):
+        write_decision(_decision("/p", chars=index), path)
+        if index == 28:
+            with open(path, "a") as handle:
+                handle.write('{"truncated": \n[1, 2]\n')
+    got = read_audit(5, path=path)
+    assert [d["chars"] for d in got] == [25, 26, 27, 28, 29]
+
+
+def test_reader_filters_one_project_reading_further_back(tmp_path):
+    path = tmp_path / "audit.jsonl"
+    write_decision(_decision("/rare", chars=1), path)
+    for index in range(3000):
+        write_decision(_decision("/busy", chars=index), path)
+    got = read_audit(3, project="/rare", path=path)
+    assert [d["chars"] for d in got] == [1]
+    assert read_audit(3, path=tmp_path / "missing.jsonl") == []
+
+
+def test_reader_defaults_to_the_data_folder(isolated_env):
+    from memsift.paths import get_paths
+
+    write_decision(_decision("/p", chars=7), get_paths().audit_file)
+    assert read_audit(1)[0]["chars"] == 7
