@@ -11,7 +11,7 @@ import click
 
 from memsift import DESCRIPTION, __version__
 
-COMMAND_MODULES = ("setup", "judge", "memory", "bench", "notes", "cognee", "status")
+COMMAND_MODULES = ("setup", "judge", "memory", "bench", "notes", "redact", "cognee", "status")
 
 
 @click.group(help=DESCRIPTION)
