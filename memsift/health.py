@@ -1,0 +1,524 @@
+"""Outages and pauses of the two outside services: the long-term store and the LLM endpoint.
+
+A failure on the prompt path (refused, timeout, 5xx, auth) pauses the service with its reason
+and time in a small state file (`health.json` in the data folder). While it is paused the
+prompt path skips it at the cost of one small file read and goes on with what works (local
+notes, the local decision model). A probe off the prompt path (a detached process, at most
+once per `health.probe_every_s`) resumes the service when it answers again. The user pauses
+and resumes services the same way (`memsift pause`, `memsift resume`), with an optional expiry.
+
+The API the cascade calls:
+
+    health = Health.for_settings(settings)
+    if health.guard("longterm"):          # False while paused: skip the call, costs nothing
+        try:
+            passages = store.search(...)
+        except LongTermError as exc:
+            health.report_failure("longterm", exc)   # pauses it (refused/timeout/5xx/auth)
+        else:
+            health.report_success("longterm")        # cheap; resumes a stale fault pause
+    line = health.notice_for_session(event.session_id)  # "" or one line for the prompt
+
+Writes happen only on a change (a failure, a pause, a resume, a notice given), under a lock,
+atomically: many hook processes can share the file. Ended outages go to `outages.jsonl`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from memsift.clock import now, parse_time
+from memsift.fsutil import append_line, atomic_write, file_lock
+
+SERVICES = ("longterm", "llm")
+LABELS = {"longterm": "long-term memory", "llm": "the LLM decision model"}
+FALLBACKS = {"longterm": "work goes on with the local notes",
+             "llm": "work goes on with the local decision model"}
+
+# Reasons that mean "the service is not there for us now": pause it. Others (a bad reply)
+# are the answer to one question going wrong, not an outage.
+PAUSING_REASONS = {"refused", "timeout", "server", "auth"}
+REASON_TEXT = {
+    "refused": "connection refused",
+    "timeout": "no answer in time",
+    "server": "server error",
+    "auth": "not authorised (check the API key)",
+    "user": "paused by the user",
+}
+
+PROBE_TIMEOUT_S = 5.0  # off the prompt path; a hung server must not keep probes alive long
+FLAP_WINDOW_S = 600.0  # an outage starting this soon after the last one ended is a flap
+MAX_PROBE_EVERY_S = 600.0  # a flapping service is probed less often, but at least this often
+MAX_TOLD = 500  # sessions remembered per outage; older ones may be told twice, never lost
+STATE_VERSION = 1
+
+
+class HealthError(Exception):
+    """A probe found the service still down; `reason` is one of PAUSING_REASONS or 'error'."""
+
+    def __init__(self, message: str, *, reason: str = "error") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Pause:
+    """One current pause of a service, as read from the state file."""
+
+    service: str
+    since: str
+    reason: str
+    detail: str = ""
+    by: str = "fault"  # fault | user
+    until: str = ""  # ISO time a user pause expires; "" for none
+    outage: str = ""  # id of the outage, to remember which sessions were told
+
+    @classmethod
+    def from_dict(cls, service: str, data: Mapping[str, Any]) -> Pause:
+        return cls(service, str(data.get("since", "")), str(data.get("reason", "error")),
+                   str(data.get("detail", "")), str(data.get("by", "fault")),
+                   str(data.get("until") or ""), str(data.get("outage", "")))
+
+    def expired(self, at: datetime) -> bool:
+        return bool(self.until) and _parse(self.until) <= at
+
+    def notice(self) -> str:
+        """The words the agent reads, e.g. 'long-term memory paused since 14:02 UTC
+        (connection refused)'."""
+        since = _parse(self.since).strftime("%H:%M UTC")
+        why = REASON_TEXT.get(self.reason, self.reason)
+        until = f" until {_parse(self.until).strftime('%H:%M UTC')}" if self.until else ""
+        return f"{LABELS.get(self.service, self.service)} paused since {since}{until} ({why})"
+
+
+def _parse(text: str) -> datetime:
+    try:
+        return parse_time(text)
+    except ValueError:
+        return datetime.fromtimestamp(0).astimezone()
+
+
+def classify(exc: BaseException) -> str:
+    """The reason of a failure: refused | timeout | server | auth | error.
+
+    Our own errors carry `.reason` (LongTermError, JudgeError); foreign ones are read here,
+    at the boundary, without importing an HTTP library that is not already loaded."""
+    reason = getattr(exc, "reason", None)
+    if isinstance(reason, str) and reason:
+        return reason
+    from memsift.clock import DeadlineExceeded
+
+    if isinstance(exc, (DeadlineExceeded, TimeoutError)):
+        return "timeout"
+    if isinstance(exc, ConnectionRefusedError):
+        return "refused"
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    status = getattr(exc, "status_code", status)
+    if isinstance(status, int):
+        return _reason_of_status(status) or "error"
+    httpx = sys.modules.get("httpx")
+    if httpx is not None:
+        if isinstance(exc, httpx.TimeoutException):
+            return "timeout"
+        if isinstance(exc, httpx.ConnectError):
+            return "refused"
+    return "error"
+
+
+def _reason_of_status(status: int) -> str | None:
+    if status in (401, 403):
+        return "auth"
+    if status >= 500:
+        return "server"
+    return None
+
+
+class Health:
+    """The health state of the services, kept in `<data_dir>/health.json`."""
+
+    def __init__(self, data_dir: Path, *, probe_every_s: float = 30.0,
+                 clock: Callable[[], datetime] = now,
+                 spawn_probe: Callable[[str], None] | None = None) -> None:
+        self.path = data_dir / "health.json"
+        self.lock_path = data_dir / "health.json.lock"
+        self.history_path = data_dir / "outages.jsonl"
+        self.probe_every_s = probe_every_s
+        self.clock = clock
+        self.spawn_probe = spawn_probe if spawn_probe is not None else spawn_detached_probe
+
+    @classmethod
+    def for_settings(cls, settings, **kwargs: Any) -> Health:
+        every = float(settings.get("health.probe_every_s", 30.0))
+        return cls(settings.paths.data_dir, probe_every_s=every, **kwargs)
+
+    # -- reading (cheap: one small file, no lock) ----------------------------------------
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_bytes())
+        except (FileNotFoundError, ValueError, OSError):
+            return {}  # a corrupt state file means "nothing paused": never block the prompt
+        return data if isinstance(data, dict) else {}
+
+    def _entries(self, state: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        services = state.get("services")
+        return {k: v for k, v in services.items() if isinstance(v, dict)} \
+            if isinstance(services, dict) else {}
+
+    def pause_of(self, service: str) -> Pause | None:
+        """The current pause of a service, or None (an expired user pause is none)."""
+        entry = self._entries(self._read()).get(service)
+        if entry is None:
+            return None
+        pause = Pause.from_dict(service, entry)
+        return None if pause.expired(self.clock()) else pause
+
+    def is_paused(self, service: str) -> bool:
+        return self.pause_of(service) is not None
+
+    def pauses(self) -> list[Pause]:
+        at = self.clock()
+        found = [Pause.from_dict(s, e) for s, e in self._entries(self._read()).items()]
+        return [p for p in found if not p.expired(at)]
+
+    # -- the prompt path -----------------------------------------------------------------
+    def guard(self, service: str) -> bool:
+        """True when the prompt path may call the service. While it is paused by a fault,
+        start a detached probe when one is due (rate-limited), and say False."""
+        state = self._read()
+        entry = self._entries(state).get(service)
+        if entry is None:
+            return True
+        pause = Pause.from_dict(service, entry)
+        if pause.expired(self.clock()):
+            self._end(service, by="expiry")
+            return True
+        if pause.by == "fault" and self._probe_due(entry, state) and self._claim_probe(service):
+            try:
+                self.spawn_probe(service)
+            except OSError as exc:  # cannot start a process (limits): try next time
+                _log("warning", "health probe not started", service=service, error=str(exc))
+        return False
+
+    def report_failure(self, service: str, exc: BaseException | str, detail: str = "") -> bool:
+        """Record a failure; pause the service when the reason is an outage. Returns whether
+        the service is paused now."""
+        reason = exc if isinstance(exc, str) else classify(exc)
+        detail = detail or ("" if isinstance(exc, str) else _short(exc))
+        if reason not in PAUSING_REASONS:
+            return self.is_paused(service)
+        if self.is_paused(service):
+            return True  # another prompt saw it first
+        return self._start(service, reason, detail, by="fault")
+
+    def report_success(self, service: str) -> None:
+        """The service answered on the prompt path: end a fault pause it still carries
+        (a probe in another process may not have run yet). A read, no write, when healthy."""
+        pause = self.pause_of(service)
+        if pause is not None and pause.by == "fault":
+            self._end(service, by="answer")
+
+    def notice_for_session(self, session_id: str) -> str:
+        """One line for the prompt about outages this session was not told of yet, or ""."""
+        untold = [p for p in self.pauses() if session_id not in self._told(p.service)]
+        if not untold:
+            return ""
+        with file_lock(self.lock_path):
+            state = self._read()
+            entries = self._entries(state)
+            for pause in untold:
+                entry = entries.get(pause.service)
+                if entry is not None:
+                    told = [s for s in entry.get("told", []) if s != session_id]
+                    entry["told"] = (told + [session_id])[-MAX_TOLD:]
+            self._write(state)
+        parts = "; ".join(p.notice() for p in untold)
+        fallbacks = ", ".join(FALLBACKS.get(p.service, "work goes on") for p in untold)
+        return f"[memsift] {parts}; {fallbacks}."
+
+    def _told(self, service: str) -> list[str]:
+        entry = self._entries(self._read()).get(service) or {}
+        told = entry.get("told", [])
+        return told if isinstance(told, list) else []
+
+    # -- the user ------------------------------------------------------------------------
+    def pause(self, service: str, for_s: float | None = None) -> Pause:
+        """A user pause, until resumed or for `for_s` seconds."""
+        until = (self.clock() + timedelta(seconds=for_s)).isoformat(timespec="seconds") \
+            if for_s else ""
+        with file_lock(self.lock_path):
+            state = self._read()
+            entries = self._entries(state)
+            old = entries.get(service)
+            if old is not None and old.get("by") == "fault":
+                self._close(service, old, by="user")
+            entry = old if old is not None and old.get("by") == "user" else \
+                self._new_entry(service, "user", "", "user")
+            entry["until"] = until
+            state.setdefault("services", {})[service] = entry
+            self._write(state)
+        _log("info", "service paused by the user", service=service, until=until)
+        return Pause.from_dict(service, entry)
+
+    def resume(self, service: str, by: str = "user") -> bool:
+        """End any pause of the service; returns whether there was one."""
+        return self._end(service, by=by)
+
+    # -- probes --------------------------------------------------------------------------
+    def probe_every(self, entry: Mapping[str, Any], state: Mapping[str, Any]) -> float:
+        """The probe interval, doubled for each recent flap of the service."""
+        flaps = int((state.get("flaps") or {}).get(entry.get("service", ""), {}).get("count", 0))
+        return min(self.probe_every_s * (2 ** min(flaps, 10)), max(MAX_PROBE_EVERY_S,
+                                                                   self.probe_every_s))
+
+    def _probe_due(self, entry: Mapping[str, Any], state: Mapping[str, Any]) -> bool:
+        last = entry.get("probe_at") or entry.get("since") or ""
+        waited = (self.clock() - _parse(str(last))).total_seconds()
+        return waited >= self.probe_every(entry, state)
+
+    def _claim_probe(self, service: str) -> bool:
+        """Mark a probe as started, unless another process just did."""
+        with file_lock(self.lock_path):
+            state = self._read()
+            entry = self._entries(state).get(service)
+            if entry is None or entry.get("by") != "fault" or not self._probe_due(entry, state):
+                return False
+            entry["probe_at"] = self.clock().isoformat(timespec="milliseconds")
+            self._write(state)
+            return True
+
+    def run_probe(self, service: str, settings, transport=None) -> bool:
+        """Probe a paused service now; resume it when it answers. Returns whether it is up."""
+        pause = self.pause_of(service)
+        if pause is None:
+            return True
+        if pause.by == "user":
+            return False  # the user said so: no probe overrides it
+        try:
+            PROBES[service](settings, PROBE_TIMEOUT_S, transport)
+        except HealthError as exc:
+            self._note_probe_failure(service, exc)
+            return False
+        self._end(service, by="probe")
+        return True
+
+    def _note_probe_failure(self, service: str, exc: HealthError) -> None:
+        with file_lock(self.lock_path):
+            state = self._read()
+            entry = self._entries(state).get(service)
+            if entry is not None:
+                entry["detail"] = _short(exc)
+                entry["probes"] = int(entry.get("probes", 0)) + 1
+                entry["probe_at"] = self.clock().isoformat(timespec="milliseconds")
+                self._write(state)
+        _log("info", "health probe: still down", service=service, reason=exc.reason,
+             detail=_short(exc))
+
+    # -- state changes -------------------------------------------------------------------
+    def _new_entry(self, service: str, reason: str, detail: str, by: str) -> dict[str, Any]:
+        at = self.clock()
+        stamp = at.strftime("%Y%m%dT%H%M%S")
+        return {"service": service, "since": at.isoformat(timespec="seconds"),
+                "reason": reason, "detail": detail, "by": by, "until": "",
+                "outage": f"{service}-{stamp}-{os.getpid()}", "told": [], "probes": 0}
+
+    def _start(self, service: str, reason: str, detail: str, by: str) -> bool:
+        with file_lock(self.lock_path):
+            state = self._read()
+            entries = self._entries(state)
+            if service in entries:
+                return True
+            entry = self._new_entry(service, reason, detail, by)
+            state.setdefault("services", {})[service] = entry
+            self._count_flap(state, service)
+            self._write(state)
+        _log("warning", "service paused", service=service, reason=reason, detail=detail)
+        return True
+
+    def _count_flap(self, state: dict[str, Any], service: str) -> None:
+        flaps = state.setdefault("flaps", {}).setdefault(service, {"count": 0, "last_end": ""})
+        last_end = flaps.get("last_end") or ""
+        recent = last_end and (self.clock() - _parse(last_end)).total_seconds() < FLAP_WINDOW_S
+        flaps["count"] = int(flaps.get("count", 0)) + 1 if recent else 0
+
+    def _end(self, service: str, by: str) -> bool:
+        with file_lock(self.lock_path):
+            state = self._read()
+            entry = self._entries(state).get(service)
+            if entry is None:
+                return False
+            del state["services"][service]
+            self._close(service, entry, by=by)
+            if entry.get("by") == "fault":
+                flaps = state.setdefault("flaps", {}).setdefault(service, {"count": 0})
+                flaps["last_end"] = self.clock().isoformat(timespec="seconds")
+            self._write(state)
+        _log("info", "service resumed", service=service, by=by)
+        return True
+
+    def _close(self, service: str, entry: Mapping[str, Any], by: str) -> None:
+        """Append the ended outage to the history (start, end, reason)."""
+        end = self.clock().isoformat(timespec="seconds")
+        if by == "expiry" and entry.get("until"):
+            end = str(entry["until"])
+        record = {"service": service, "start": entry.get("since", ""), "end": end,
+                  "reason": entry.get("reason", ""), "detail": entry.get("detail", ""),
+                  "paused_by": entry.get("by", "fault"), "resumed_by": by,
+                  "told": len(entry.get("told", []))}
+        try:
+            append_line(self.history_path, json.dumps(record, ensure_ascii=False))
+        except OSError as exc:  # a full disk loses a history line, never the resume
+            _log("warning", "outage history not written", error=str(exc))
+
+    def _write(self, state: dict[str, Any]) -> None:
+        state["v"] = STATE_VERSION
+        atomic_write(self.path, json.dumps(state, ensure_ascii=False, indent=1))
+
+    # -- history -------------------------------------------------------------------------
+    def history(self, n: int = 20) -> list[dict[str, Any]]:
+        """The last `n` ended outages, oldest first; unreadable lines skipped."""
+        try:
+            lines = self.history_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in lines[-n:] if n > 0 else []:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                out.append(record)
+        return out
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything `memsift status` shows about health, as plain data."""
+        state = self._read()
+        entries = self._entries(state)
+        at = self.clock()
+        services = {}
+        for service in SERVICES:
+            entry = entries.get(service)
+            pause = Pause.from_dict(service, entry) if entry is not None else None
+            if pause is None or pause.expired(at):
+                services[service] = {"state": "ok"}
+                continue
+            services[service] = {
+                "state": "paused", "by": pause.by, "since": pause.since, "reason": pause.reason,
+                "detail": pause.detail, "until": pause.until, "probes": entry.get("probes", 0),
+                "last_probe": entry.get("probe_at", ""), "sessions_told": len(entry.get("told", [])),
+                "probe_every_s": self.probe_every(entry, state),
+            }
+        return {"services": services, "outages": self.history(20)}
+
+
+def _short(exc: BaseException, limit: int = 200) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _log(level: str, message: str, **fields: object) -> None:
+    from memsift.log import log
+
+    log(level, message, **fields)
+
+
+# -- probes: one per service, off the prompt path ------------------------------------------
+
+def probe_longterm(settings, timeout: float, transport=None) -> None:
+    """Cognee answers when `GET /health` and a tiny recall both come back; the embedded
+    store is a file beside us and has no outage to probe."""
+    url = str(settings["cognee.url"]).rstrip("/")
+    if not url:
+        return
+    headers = {"X-Api-Key": settings["cognee.api_key"]} if settings["cognee.api_key"] else {}
+    with _client(url, timeout, transport, headers) as client:
+        _checked(client, "GET", "/health")
+        body = {"query": "memsift health probe", "search_type": "CHUNKS", "top_k": 1}
+        _checked(client, "POST", "/api/v1/recall", json=body, ok_also=(404,))
+
+
+def probe_llm(settings, timeout: float, transport=None) -> None:
+    """The endpoint answers when a one-token chat completion with the configured model does
+    (GET /models can answer while completions hang or are refused for the key)."""
+    url = str(settings["llm.base_url"]).rstrip("/")
+    if not url:
+        return
+    key = settings["llm.api_key"] or os.environ.get("OPENAI_API_KEY", "")
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    body = {"model": settings["llm.model"] or "default", "max_tokens": 1,
+            "messages": [{"role": "user", "content": "ping"}]}
+    with _client(url, timeout, transport, headers) as client:
+        _checked(client, "POST", "/chat/completions", json=body)
+
+
+PROBES: dict[str, Callable[..., None]] = {"longterm": probe_longterm, "llm": probe_llm}
+
+
+def _client(url: str, timeout: float, transport, headers: Mapping[str, str]):
+    import httpx
+
+    return httpx.Client(base_url=url, timeout=httpx.Timeout(timeout), transport=transport,
+                        headers=dict(headers))
+
+
+def _checked(client, method: str, path: str, ok_also: Iterable[int] = (), **kwargs: Any) -> None:
+    """One request; any failure becomes a HealthError with its reason."""
+    import httpx
+
+    try:
+        response = client.request(method, path, **kwargs)
+    except httpx.TimeoutException as exc:
+        raise HealthError(f"{method} {path}: no answer in time", reason="timeout") from exc
+    except httpx.ConnectError as exc:
+        raise HealthError(f"{method} {path}: {exc}", reason="refused") from exc
+    except httpx.HTTPError as exc:
+        raise HealthError(f"{method} {path}: {exc}", reason="error") from exc
+    if response.status_code < 400 or response.status_code in set(ok_also):
+        return
+    reason = _reason_of_status(response.status_code) or "error"
+    raise HealthError(f"{method} {path}: HTTP {response.status_code}", reason=reason)
+
+
+def spawn_detached_probe(service: str) -> None:
+    """Start `python -m memsift.health probe <service>` in its own session: the hook returns
+    at once and the probe outlives it."""
+    subprocess.Popen(
+        [sys.executable, "-m", "memsift.health", "probe", service],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True,
+    )
+
+
+def probe_all(settings, transport=None) -> dict[str, bool]:
+    """Probe every paused service now (the session-end worker calls this); returns up/down."""
+    health = Health.for_settings(settings)
+    return {p.service: health.run_probe(p.service, settings, transport)
+            for p in health.pauses() if p.by == "fault"}
+
+
+def main(argv: list[str]) -> int:
+    """`python -m memsift.health probe [service...]`: the detached probe. Never raises."""
+    try:
+        from memsift.config import load_settings
+
+        settings = load_settings(strict=False)
+        health = Health.for_settings(settings)
+        services = [s for s in argv[1:] if s in SERVICES] or list(SERVICES)
+        for service in services:
+            up = health.run_probe(service, settings)
+            _log("info", "health probe done", service=service, up=up)
+    except Exception as exc:  # noqa: BLE001 - a detached probe has nobody to tell but the log
+        _log("error", "health probe failed", error=f"{type(exc).__name__}: {exc}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
