@@ -30,6 +30,8 @@ DEFAULTS: dict[str, Any] = {
     "budget.prompt_s": 2.0,  # the host waits on us before the model sees the prompt
     "budget.search_s": 3.0,  # long-term search; never more than 12 s whatever is set
     "budget.chars": 1200,  # hard cap on the characters added to one prompt
+    # Outages: a paused service is probed off the prompt path at most this often (seconds).
+    "health.probe_every_s": 30.0,
     # The hook's own log level: debug, info, warning.
     "log.level": "info",
 }
