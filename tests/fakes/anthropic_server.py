@@ -1,0 +1,160 @@
+"""A fake Anthropic Messages server on 127.0.0.1: answers every request with one short
+streamed text reply and records each request body, so a test can check what reached the model.
+
+Run as a module to use it by hand: `python -m tests.fakes.anthropic_server` prints its URL.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
+
+REPLY_TEXT = "ok"
+
+
+def _sse(event: str, data: dict) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def _tool_use_events(tool: dict) -> list[bytes]:
+    block = {"type": "tool_use", "id": tool.get("id", "toolu_fake"), "name": tool["name"],
+             "input": {}}
+    delta = {"type": "input_json_delta", "partial_json": json.dumps(tool["input"])}
+    return [
+        _sse("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": block}),
+        _sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": delta}),
+    ]
+
+
+def _message_stream(model: str, reply: str | dict) -> bytes:
+    """The event sequence Claude Code expects for one answer: text, or a tool call when the
+    reply is {"name": ..., "input": {...}}."""
+    message = {
+        "id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+        "content": [], "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 1},
+    }
+    if isinstance(reply, dict):
+        blocks, stop_reason = _tool_use_events(reply), "tool_use"
+    else:
+        blocks, stop_reason = [
+            _sse("content_block_start", {"type": "content_block_start", "index": 0,
+                                         "content_block": {"type": "text", "text": ""}}),
+            _sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                         "delta": {"type": "text_delta", "text": reply}}),
+        ], "end_turn"
+    return b"".join([
+        _sse("message_start", {"type": "message_start", "message": message}),
+        *blocks,
+        _sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        _sse("message_delta", {"type": "message_delta",
+                               "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                               "usage": {"output_tokens": 1}}),
+        _sse("message_stop", {"type": "message_stop"}),
+    ])
+
+
+def _message_json(model: str, text: str) -> bytes:
+    return json.dumps({
+        "id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+        "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1},
+    }).encode()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: FakeAnthropicServer._Server
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        self._send(200, "application/json", b"{}")
+
+    def do_HEAD(self) -> None:
+        self._send(200, "application/json", b"")
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length)
+        try:
+            payload = json.loads(body or b"{}")
+        except ValueError:
+            payload = {"_unparsed": body.decode("utf-8", "replace")}
+        self.server.owner.record(self.path, payload)
+        if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
+            self._send(200, "application/json", json.dumps({"input_tokens": 10}).encode())
+            return
+        model = str(payload.get("model", "claude-fake"))
+        if payload.get("stream"):
+            reply = self.server.owner.next_reply()
+            self._send(200, "text/event-stream", _message_stream(model, reply))
+        else:
+            self._send(200, "application/json", _message_json(model, REPLY_TEXT))
+
+    def _send(self, status: int, content_type: str, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+        self.close_connection = True
+
+
+class FakeAnthropicServer:
+    """Start with `with FakeAnthropicServer() as server:`; `server.url`, `server.requests`.
+
+    `replies` are answered in order (a str is text, a dict a tool call), then REPLY_TEXT."""
+
+    class _Server(ThreadingHTTPServer):
+        daemon_threads = True
+        owner: FakeAnthropicServer
+
+    def __init__(self, replies: list[str | dict] | None = None) -> None:
+        self.replies = list(replies or [])
+        self.requests: list[dict] = []
+        self._lock = threading.Lock()
+        self._httpd = self._Server(("127.0.0.1", 0), _Handler)
+        self._httpd.owner = self
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def next_reply(self) -> str | dict:
+        with self._lock:
+            return self.replies.pop(0) if self.replies else REPLY_TEXT
+
+    def record(self, path: str, payload: dict) -> None:
+        with self._lock:
+            self.requests.append({"path": path, "body": payload})
+
+    def message_bodies(self) -> list[str]:
+        """Each recorded /v1/messages request body as JSON text, to search for a marker."""
+        with self._lock:
+            return [json.dumps(r["body"]) for r in self.requests
+                    if r["path"].startswith("/v1/messages") and "count_tokens" not in r["path"]]
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+if __name__ == "__main__":
+    import time
+
+    with FakeAnthropicServer() as fake:
+        print(fake.url, flush=True)
+        while True:
+            time.sleep(3600)
