@@ -11,10 +11,24 @@ import click
 
 from memsift import DESCRIPTION, __version__
 
-COMMAND_MODULES = ("setup", "judge", "memory", "bench", "notes", "redact", "cognee", "status")
+COMMAND_MODULES = ("setup", "judge", "memory", "bench", "notes", "redact", "cognee", "status",
+                   "lifecycle")
 
 
-@click.group(help=DESCRIPTION)
+class _Group(click.Group):
+    """Every command reads the settings: a broken config file becomes one clear line (the
+    file, the line, what is wrong) and exit 1, never a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        from memsift.config import ConfigError
+
+        try:
+            return super().invoke(ctx)
+        except ConfigError as exc:
+            raise click.ClickException(f"cannot read the config file: {exc}") from exc
+
+
+@click.group(cls=_Group, help=DESCRIPTION)
 @click.version_option(__version__, prog_name="memsift")
 def cli() -> None:
     pass
