@@ -6,6 +6,9 @@ import os
 
 import pytest
 
+# Shared fakes (real servers on 127.0.0.1) as fixtures: openai_server, ...
+pytest_plugins = ["fakes"]
+
 _CLEARED_PREFIXES = ("MEMSIFT_", "OPENAI_", "COGNEE_", "ANTHROPIC_", "CODEX_")
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 from memsift.clock import Deadline
 
@@ -27,7 +28,16 @@ KIND_DESCRIPTIONS = {
 
 
 class JudgeError(Exception):
-    """A backend could not answer (timeout, refused, bad output). Callers add nothing."""
+    """A backend could not answer (timeout, refused, bad output). Callers add nothing.
+
+    `reason` is one short word for logs and health checks: timeout, refused (no connection),
+    auth, server (an error status), bad_reply (an answer that is none of the options),
+    config (the backend is not set up well enough to ask).
+    """
+
+    def __init__(self, message: str = "", reason: str = "error") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class Judge(Protocol):
