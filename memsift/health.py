@@ -45,16 +45,27 @@ FALLBACKS = {"longterm": "work goes on with the local notes",
 
 # Reasons that mean "the service is not there for us now": pause it. Others (a bad reply)
 # are the answer to one question going wrong, not an outage.
-PAUSING_REASONS = {"refused", "timeout", "server", "auth"}
+PAUSING_REASONS = {"refused", "timeout", "server", "auth", "slow"}
 REASON_TEXT = {
     "refused": "connection refused",
     "timeout": "no answer in time",
     "server": "server error",
     "auth": "not authorised (check the API key)",
+    "slow": "answers too slowly",
     "user": "paused by the user",
 }
 
 PROBE_TIMEOUT_S = 5.0  # off the prompt path; a hung server must not keep probes alive long
+# The prompt path's evidence. A call cut off with less time than this says nothing about the
+# service (the prompt had spent its budget elsewhere); an answer that used this share of its
+# time means the next prompt would wait as long: treated as an outage ("slow").
+MIN_EVIDENCE_S = 0.2
+SLOW_SHARE = 0.8
+# Steps of the cascade that are one call to a service and nothing else: their timeouts and
+# slow answers are the service's. The notes step also embeds locally: only errors the judge
+# itself reports count there.
+PURE_STEPS = {"kind": "llm", "worth": "llm", "passages": "llm", "longterm": "longterm"}
+MIXED_STEPS = {"notes": "llm"}
 FLAP_WINDOW_S = 600.0  # an outage starting this soon after the last one ended is a flap
 MAX_PROBE_EVERY_S = 600.0  # a flapping service is probed less often, but at least this often
 MAX_TOLD = 500  # sessions remembered per outage; older ones may be told twice, never lost
@@ -302,7 +313,7 @@ class Health:
         if pause.by == "user":
             return False  # the user said so: no probe overrides it
         try:
-            PROBES[service](settings, PROBE_TIMEOUT_S, transport)
+            PROBES[service](settings, probe_timeout(service, settings), transport)
         except HealthError as exc:
             self._note_probe_failure(service, exc)
             return False
@@ -417,6 +428,70 @@ class Health:
                 "probe_every_s": self.probe_every(entry, state),
             }
         return {"services": services, "outages": self.history(20)}
+
+
+class PromptGuard:
+    """One prompt's use of Health inside the cascade: which steps call which service, whether
+    that service may be called, and what a step's failure or slow answer says about it.
+
+    `remote(service)` tells whether the service is really outside (a Cognee server, an LLM
+    endpoint); the embedded store and the local judge have no outages to track."""
+
+    def __init__(self, health: Health, remote: Callable[[str], bool]) -> None:
+        self.health = health
+        self.remote = remote
+        self._allowed: dict[str, bool] = {}
+        self.skipped: list[str] = []
+
+    def service(self, step: str) -> str | None:
+        service = PURE_STEPS.get(step) or MIXED_STEPS.get(step)
+        return service if service is not None and self.remote(service) else None
+
+    def allows(self, service: str) -> bool:
+        """Asked once per prompt and service (a file read), then remembered."""
+        if service not in self._allowed:
+            self._allowed[service] = self.health.guard(service)
+            if not self._allowed[service]:
+                self.skipped.append(service)
+        return self._allowed[service]
+
+    def failed(self, step: str, exc: BaseException, budget_s: float) -> None:
+        """A step failed: pause its service when the failure is the service's."""
+        service = self.service(step)
+        if service is None:
+            return
+        reason = classify(exc)
+        from memsift.clock import DeadlineExceeded
+
+        cut_off = isinstance(exc, (DeadlineExceeded, TimeoutError))
+        if reason == "timeout" and (budget_s < MIN_EVIDENCE_S or (cut_off and step in MIXED_STEPS)):
+            return
+        if self.health.report_failure(service, reason, _short(exc)):
+            self._allowed[service] = False  # the rest of this prompt goes on without it
+
+    def answered(self, step: str, elapsed_s: float, budget_s: float) -> None:
+        service = self.service(step)
+        if service is None:
+            return
+        if step in PURE_STEPS and budget_s >= MIN_EVIDENCE_S and elapsed_s >= SLOW_SHARE * budget_s:
+            detail = f"answered in {elapsed_s:.2f}s of {budget_s:.2f}s"
+            if self.health.report_failure(service, "slow", detail):
+                self._allowed[service] = False
+            return
+        self.health.report_success(service)
+
+    def notice(self, session_id: str) -> str:
+        try:
+            return self.health.notice_for_session(session_id)
+        except OSError as exc:  # a full disk: the notice waits for a later prompt
+            _log("warning", "outage notice not recorded", error=str(exc))
+            return ""
+
+
+def probe_timeout(service: str, settings) -> float:
+    """A probe waits no longer than the prompt path would: a slower answer is still down."""
+    key = {"longterm": "cognee.timeout_s", "llm": "llm.timeout_s"}[service]
+    return min(PROBE_TIMEOUT_S, float(settings.get(key, PROBE_TIMEOUT_S)))
 
 
 def _short(exc: BaseException, limit: int = 200) -> str:

@@ -1,0 +1,241 @@
+"""What `memsift status` and `memsift log` show: gathered as plain data (for `--json`), then
+drawn with rich. Every piece of user text (paths, reasons, ids) goes through markup.escape.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from memsift import __version__
+from memsift.audit import read_audit
+from memsift.health import LABELS, SERVICES, Health
+from memsift.notes import parse
+from memsift.paths import project_key
+
+BOOTSTRAP_FILE = "bootstrap.json"  # written by the launcher when it prepares the environment
+PROJECTS_SCAN_LIMIT = 200  # status lists projects, it does not walk a huge data folder
+
+
+# -- gathering ----------------------------------------------------------------------------
+
+def collect(settings, decisions: int = 10) -> dict[str, Any]:
+    """Everything `memsift status` shows, as JSON-ready data."""
+    health = Health.for_settings(settings).snapshot()
+    recent = read_audit(decisions)
+    return {
+        "version": __version__,
+        "services": _services(settings, health["services"]),
+        "outages": health["outages"],
+        "config": {key: {"value": value, "source": settings.sources.get(key, "default")}
+                   for key, value in sorted(settings.masked().items())},
+        "config_warnings": list(settings.warnings),
+        "paths": {"config": str(settings.paths.config_file),
+                  "data": str(settings.paths.data_dir), "log": str(settings.paths.log_file)},
+        "projects": projects(settings, read_audit(500)),
+        "bootstrap": bootstrap_state(settings),
+        "decisions": [summary(d) for d in recent],
+    }
+
+
+def _services(settings, health: dict[str, Any]) -> dict[str, Any]:
+    backends = {
+        "longterm": f"cognee {settings['cognee.url']}" if settings["cognee.url"] else "embedded",
+        "llm": f"openai-compatible {settings['llm.base_url']}" if settings["llm.base_url"]
+        else "local",
+    }
+    return {s: {"label": LABELS[s], "backend": backends[s], **health[s]} for s in SERVICES}
+
+
+def projects(settings, decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each project folder in the data dir: its notes and long-term items, and its root
+    when the audit log names it (the folder name is a digest of the root)."""
+    roots = {project_key(d["project"]): d["project"] for d in decisions if d.get("project")}
+    last = {d["project"]: d.get("time", "") for d in decisions if d.get("project")}
+    folder = settings.paths.projects_dir
+    try:
+        entries = sorted(p for p in folder.iterdir() if p.is_dir())[:PROJECTS_SCAN_LIMIT]
+    except OSError:
+        return []
+    out = []
+    for entry in entries:
+        root = roots.get(entry.name, "")
+        out.append({"key": entry.name, "root": root, "notes": _count_notes(entry),
+                    "longterm": _count_longterm(entry), "last_decision": last.get(root, "")})
+    return out
+
+
+def _count_notes(folder: Path) -> int | None:
+    try:
+        return len(parse((folder / "notes.md").read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return 0
+    except (OSError, UnicodeDecodeError):
+        return None  # unreadable: shown as "?"; `memsift notes` says more
+
+
+def _count_longterm(folder: Path) -> int | None:
+    """Items of the embedded store (one JSON line each), counted without loading vectors."""
+    try:
+        with open(folder / "longterm" / "passages.jsonl", "rb") as handle:
+            return sum(1 for line in handle if line.strip())
+    except FileNotFoundError:
+        return 0
+    except OSError:
+        return None
+
+
+def bootstrap_state(settings) -> dict[str, Any] | None:
+    """What the launcher recorded when it prepared memsift's environment, if it did."""
+    path = settings.paths.data_dir / BOOTSTRAP_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        return {"error": f"unreadable {path.name}: {exc}"}
+    return data if isinstance(data, dict) else {"value": data}
+
+
+def summary(decision: dict[str, Any]) -> dict[str, Any]:
+    """One audit line cut to what the status table shows."""
+    added = decision.get("added") or []
+    return {
+        "time": decision.get("time", ""),
+        "project": Path(str(decision.get("project", ""))).name,
+        "kind": decision.get("kind", ""),
+        "added": [f"{a.get('source', '')}:{a.get('id', '')}" for a in added],
+        "chars": decision.get("chars", 0),
+        "wait_ms": decision.get("wait_ms", 0.0),
+        "errors": decision.get("errors") or [],
+    }
+
+
+# -- drawing ------------------------------------------------------------------------------
+
+def render(data: dict[str, Any], console) -> None:
+    """Draw the status view on a rich console."""
+    from rich.markup import escape
+
+    console.print(f"[bold]memsift {escape(data['version'])}[/bold]  "
+                  f"data: {escape(data['paths']['data'])}")
+    console.print(_services_table(data["services"]))
+    if data["outages"]:
+        console.print(_outages_table(data["outages"]))
+    console.print(_config_table(data["config"]))
+    for warning in data["config_warnings"]:
+        console.print(f"[yellow]config: {escape(warning)}[/yellow]")
+    console.print(_projects_table(data["projects"]))
+    if data["bootstrap"] is not None:
+        console.print(_bootstrap_table(data["bootstrap"]))
+    console.print(_decisions_table(data["decisions"]))
+
+
+def _table(title: str, *columns: str):
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", title_style="bold", expand=False)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
+
+
+def _services_table(services: dict[str, Any]):
+    from rich.markup import escape
+
+    table = _table("Services", "service", "backend", "state", "since", "why")
+    for name, info in services.items():
+        if info["state"] == "ok":
+            state, since, why = "[green]ok[/green]", "", ""
+        else:
+            until = f" until {info['until']}" if info.get("until") else ""
+            state = f"[red]paused[/red] ({escape(info['by'])}){escape(until)}"
+            since, why = info["since"], f"{info['reason']}: {info.get('detail', '')}".rstrip(": ")
+        table.add_row(escape(name), escape(info["backend"]), state, escape(since),
+                      escape(why))
+    return table
+
+
+def _outages_table(outages: list[dict[str, Any]]):
+    from rich.markup import escape
+
+    table = _table("Outage history", "service", "start", "end", "reason", "paused by",
+                   "resumed by")
+    for o in outages[-10:]:
+        table.add_row(*(escape(str(o.get(k, ""))) for k in
+                        ("service", "start", "end", "reason", "paused_by", "resumed_by")))
+    return table
+
+
+def _config_table(config: dict[str, Any]):
+    from rich.markup import escape
+
+    table = _table("Configuration in effect", "setting", "value", "source")
+    for key, entry in config.items():
+        table.add_row(escape(key), escape(repr(entry["value"])), escape(entry["source"]))
+    return table
+
+
+def _projects_table(rows: list[dict[str, Any]]):
+    from rich.markup import escape
+
+    table = _table("Projects", "project", "notes", "long-term items", "last decision")
+    for row in rows:
+        name = row["root"] or row["key"]
+        table.add_row(escape(name), _count(row["notes"]), _count(row["longterm"]),
+                      escape(row["last_decision"]))
+    if not rows:
+        table.add_row("(none yet)", "", "", "")
+    return table
+
+
+def _count(value: int | None) -> str:
+    return "?" if value is None else str(value)
+
+
+def _bootstrap_table(state: dict[str, Any]):
+    from rich.markup import escape
+
+    table = _table("Bootstrap", "item", "value")
+    for key, value in state.items():
+        table.add_row(escape(str(key)), escape(json.dumps(value, ensure_ascii=False)))
+    return table
+
+
+def _decisions_table(rows: list[dict[str, Any]]):
+    from rich.markup import escape
+
+    table = _table("Last decisions", "time", "project", "kind", "added", "chars", "wait ms")
+    for row in rows:
+        added = escape(", ".join(row["added"]) or "nothing")
+        if row["errors"]:
+            added += f" [red]({escape('; '.join(row['errors']))})[/red]"
+        table.add_row(escape(row["time"]), escape(row["project"]), escape(row["kind"]),
+                      added, str(row["chars"]), f"{row['wait_ms']:.0f}")
+    if not rows:
+        table.add_row("(no decisions yet)", "", "", "", "", "")
+    return table
+
+
+def render_log(decisions: list[dict[str, Any]], console) -> None:
+    """`memsift log`: each decision in full, steps and items included."""
+    from rich.markup import escape
+
+    for d in decisions:
+        console.print(f"[bold]{escape(d.get('time', ''))}[/bold]  {escape(d.get('project', ''))}"
+                      f"  session {escape(str(d.get('session', ''))[:12])}  "
+                      f"{escape(d.get('host', ''))}")
+        console.print(f"  kind {escape(d.get('kind', ''))} (p={d.get('kind_p', 0):.2f}), "
+                      f"search p={d.get('search_p', 0):.2f}, prompt {d.get('prompt_chars', 0)} "
+                      f"chars; added {d.get('chars', 0)} chars; wait {d.get('wait_ms', 0):.0f} ms")
+        for step in d.get("steps") or []:
+            console.print(f"    {escape(str(step.get('name')))}: {step.get('ms', 0):.1f} ms  "
+                          f"{escape(str(step.get('result')))}")
+        for item in d.get("added") or []:
+            console.print(f"    + {escape(str(item.get('source')))}:{escape(str(item.get('id')))}"
+                          f" score {item.get('score', 0):.2f} {escape(str(item.get('written')))}")
+        for error in d.get("errors") or []:
+            console.print(f"    [red]! {escape(str(error))}[/red]")
+    if not decisions:
+        console.print("no decisions yet")
