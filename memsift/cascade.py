@@ -1,9 +1,389 @@
-"""The prompt cascade (placeholder until the cascade lands: adds nothing)."""
+"""The prompt cascade: add the memory that answers the message, and nothing otherwise, fast.
+
+Steps, in order, each inside its own budget and the whole inside the prompt budget; the first
+step that answers or rules out the search ends it (docs/cascade.md):
+
+  kind -> local notes -> worth a search? -> long-term search -> passages -> conversation -> render
+
+A step that fails or runs out of time is written to the audit line and the cascade goes on with
+what it has, which may be nothing. Nothing here raises into the hook.
+"""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+
+from memsift.audit import Decision, ItemRecord, write_decision
+from memsift.clock import Deadline, DeadlineExceeded
+from memsift.config import MAX_SEARCH_S
+from memsift.conversation import distinctive_words, held_fraction, recent_text
 from memsift.events import Event, HookResult
+from memsift.render import Item, render
+
+T = TypeVar("T")
+Embedder = tuple[Callable[[Sequence[str]], np.ndarray], str]  # (embed function, model id)
+
+# --- Budgets (seconds). The host waits on the whole path before the model sees the prompt.
+LOCAL_PROMPT_S = 0.8  # offline judge: its steps take tens of ms; a stuck disk must not cost 2 s
+KIND_S = 0.6  # one classification question (an LLM round trip at worst)
+NOTES_S = 0.8  # cached note vectors + one scoring call over the nearest notes
+WORTH_S = 0.5  # one yes/no question
+PASSAGES_S = 0.8  # one scoring call over the passages the search returned
+TRANSCRIPT_S = 0.2  # reading the tail of the transcript file
+
+# --- Policy. Judge scores are probabilities that an item answers the message.
+SEARCH_P_MIN = 0.5  # below this mass on the kinds that call for memory: no search at all
+NOTE_CANDIDATES = 12  # notes nearest the message go to the judge; far ones cannot answer
+PASSAGE_CANDIDATES = 8  # passages asked of the long-term store
+KEEP_SCORE = 0.5  # an item is added when the judge is at least this sure it answers
+UNSURE_KIND_MARGIN = 0.15  # a message barely on the search side needs items this much surer
+NOTES_ANSWERED = 0.8  # a note this sure already answers: the long-term search is skipped
+WORTH_MIN = 0.3  # below this the subject is not one memory keeps: no long-term search
+MAX_ITEMS = 3  # a few lines: more reminders dilute the one that matters
+HELD_FRACTION = 0.6  # an item whose distinctive words the conversation mostly holds is dropped
+SAME_ITEM_FRACTION = 0.7  # a passage that restates a kept note adds nothing
 
 
-def run_prompt(event: Event, settings, started: float | None = None) -> HookResult:
-    return HookResult()
+@dataclass
+class Plan:
+    """What the cascade has so far."""
+
+    kept: list[Item] = field(default_factory=list)
+    threshold: float = KEEP_SCORE
+    stop: bool = False
+
+
+def run_prompt(event: Event, settings, started: float | None = None, *, judge=None,
+               store=None, embedder: Embedder | None = None,
+               clock: Callable[[], float] = time.monotonic) -> HookResult:
+    """The UserPromptSubmit path. Judge, store, embedding model and clock are injectable."""
+    cascade = Cascade(event, settings, judge=judge, store=store, embedder=embedder,
+                      clock=clock, started=started)
+    return cascade.run()
+
+
+def recall(text: str, settings, project_root, *, judge=None, store=None,
+           embedder: Embedder | None = None) -> list[Item]:
+    """The memory part of the cascade alone (notes, long-term search, judging, render budget)
+    for a query with no host around it: retrieval benchmarks. Nothing is audited."""
+    event = Event(host="", name="UserPromptSubmit", session_id="", cwd=str(project_root),
+                  prompt=text)
+    cascade = Cascade(event, settings, judge=judge, store=store, embedder=embedder)
+    _, shown = cascade.run_steps((cascade.notes_step, cascade.longterm_step))
+    return shown
+
+
+class Cascade:
+    def __init__(self, event: Event, settings, *, judge=None, store=None,
+                 embedder: Embedder | None = None,
+                 clock: Callable[[], float] = time.monotonic, started: float | None = None):
+        from memsift.paths import project_root
+
+        self.event = event
+        self.settings = settings
+        self.clock = clock
+        self.started = clock() if started is None else started
+        self.root = project_root(event.cwd or ".")
+        self._judge = judge
+        self._store = store
+        self._embedder = embedder
+        self.deadline = Deadline(self._prompt_budget(), clock=clock, start=self.started)
+        self.decision = Decision(project=str(self.root), session=event.session_id,
+                                 host=event.host, prompt_chars=len(event.prompt))
+        self._query_vector: np.ndarray | None = None
+
+    # --- the run -------------------------------------------------------------------------
+
+    def run(self) -> HookResult:
+        steps = (self.kind_step, self.notes_step, self.worth_step, self.longterm_step)
+        text, _ = self.run_steps(steps)
+        self._write_audit()
+        return HookResult(context=text)
+
+    def run_steps(self, steps) -> tuple[str, list[Item]]:
+        plan = Plan(threshold=self.keep_score)
+        try:
+            for step in steps:
+                step(plan)
+                if plan.stop:
+                    break
+            return self.finish(plan)
+        except Exception as exc:  # noqa: BLE001 - a hook never breaks the session
+            self.decision.error("cascade", f"{type(exc).__name__}: {exc}")
+            return "", []
+
+    @property
+    def keep_score(self) -> float:
+        """The judge's own threshold when it states one (it knows its calibration)."""
+        return float(getattr(self.judge, "threshold", KEEP_SCORE))
+
+    def kind_step(self, plan: Plan) -> None:
+        if not self.event.prompt.strip():
+            self._record("kind", 0.0, "empty")
+            plan.stop = True
+            return
+        probs = self._timed("kind", KIND_S, lambda d: self.judge.kind(self.event.prompt, d))
+        if probs is None:
+            plan.stop = True  # no kind, no basis to add anything
+            return
+        from memsift.judge.base import needs_search
+
+        kind = max(probs, key=probs.get)
+        search_p = needs_search(probs)
+        self.decision.kind, self.decision.kind_p = kind, float(probs[kind])
+        self.decision.search_p = float(search_p)
+        if search_p < SEARCH_P_MIN:
+            self._amend("kind", "no-search")
+            plan.stop = True
+            return
+        unsure = max(0.0, 1.0 - search_p) / (1.0 - SEARCH_P_MIN)  # 0 sure .. 1 borderline
+        plan.threshold = self.keep_score + UNSURE_KIND_MARGIN * unsure
+
+    def notes_step(self, plan: Plan) -> None:
+        items = self._timed("notes", NOTES_S, lambda d: self._judge_notes(d, plan.threshold))
+        if items is None:
+            return
+        plan.kept.extend(items)
+
+    def worth_step(self, plan: Plan) -> None:
+        best = max((i.score for i in plan.kept), default=0.0)
+        if best >= NOTES_ANSWERED:
+            self._record("worth", 0.0, "skipped: notes answered")
+            plan.stop = True
+            return
+        worth = self._timed("worth", WORTH_S,
+                            lambda d: self.judge.worth_keeping(self.event.prompt, d))
+        if worth is None:
+            return  # unknown: let the search and the per-passage judge decide
+        self._amend("worth", "yes" if worth >= WORTH_MIN else "no")
+        if worth < WORTH_MIN:
+            plan.stop = True
+
+    def longterm_step(self, plan: Plan) -> None:
+        budget = min(self.settings.search_budget_s, MAX_SEARCH_S)
+        passages = self._timed("longterm", budget, self._search)
+        if not passages:
+            return
+        items = self._timed("passages", PASSAGES_S,
+                            lambda d: self._judge_passages(passages, d, plan.threshold))
+        if items:
+            plan.kept.extend(self._not_restating(items, plan.kept))
+
+    def finish(self, plan: Plan) -> tuple[str, list[Item]]:
+        items = self._conversation_filter(plan.kept) if plan.kept else []
+        items = sorted(items, key=lambda i: -i.score)[:MAX_ITEMS]
+        begin = self.clock()
+        text, shown = render(items, int(self.settings["budget.chars"]))
+        self._record("render", self._ms(begin), f"{len(shown)} items" if shown else "nothing")
+        self.decision.added = [ItemRecord(i.id, i.source, i.score, i.written) for i in shown]
+        self.decision.chars = len(text)
+        return text, shown
+
+    # --- the steps' work -----------------------------------------------------------------
+
+    def _judge_notes(self, deadline: Deadline, threshold: float) -> list[Item]:
+        scored = self.scored_notes(deadline)
+        kept = [i for i in scored if i.score >= threshold]
+        self._pending = f"{len(kept)} kept of {len(scored)}" if scored else "no notes"
+        return kept
+
+    def scored_notes(self, deadline: Deadline) -> list[Item]:
+        """The notes nearest the message (by cached vectors), each scored by the judge."""
+        from memsift.notes import NotesFile, notes_path
+        from memsift.vectors import VectorCache
+
+        path = notes_path(self.settings, self.root)
+        notes = NotesFile(path).read()
+        if not notes:
+            return []
+        embed_fn, model_id = self.embedder
+        cache = VectorCache(path.parent, "notes", embed_fn, model_id)
+        matrix, present = cache.vectors([n.text for n in notes], deadline)
+        cosines = np.where(present, matrix @ self.query_vector(), -1.0)
+        nearest = [i for i in np.argsort(-cosines, kind="stable")[:NOTE_CANDIDATES]
+                   if present[i]]
+        scores = self._score([notes[i].text for i in nearest], matrix[nearest], deadline)
+        return [Item(notes[i].key, "notes", notes[i].text, s, notes[i].written)
+                for i, s in zip(nearest, scores)]
+
+    def _search(self, deadline: Deadline):
+        store = self.store
+        return store.search(self.event.prompt, PASSAGE_CANDIDATES, deadline)
+
+    def _judge_passages(self, passages, deadline: Deadline, threshold: float) -> list[Item]:
+        scored = self.scored_passages(passages, deadline)
+        kept = [i for i in scored if i.score >= threshold]
+        self._pending = f"{len(kept)} kept of {len(scored)}"
+        return kept
+
+    def scored_passages(self, passages, deadline: Deadline) -> list[Item]:
+        """Each passage the search returned, scored alone by the judge."""
+        scores = self._score([p.text for p in passages], None, deadline)
+        return [Item(p.id, "longterm", p.text, s, p.written) for p, s in zip(passages, scores)]
+
+    def _score(self, texts: Sequence[str], vectors, deadline: Deadline) -> list[float]:
+        """The judge's per-item scores, from cached vectors when the judge can use them."""
+        if not texts:
+            return []
+        with_vectors = getattr(self.judge, "score_vectors", None)
+        if with_vectors is not None and vectors is not None:
+            return list(with_vectors(self.event.prompt, texts, vectors, deadline))
+        return list(self.judge.score(self.event.prompt, texts, deadline))
+
+    def _not_restating(self, items: list[Item], kept: list[Item]) -> list[Item]:
+        """Drop passages that say what a kept note already says."""
+        words = set().union(*(distinctive_words(k.text) for k in kept)) if kept else set()
+        return [i for i in items if not words or held_fraction(i.text, words) < SAME_ITEM_FRACTION]
+
+    def _conversation_filter(self, items: list[Item]) -> list[Item]:
+        turns = self._timed("conversation", TRANSCRIPT_S, self._read_turns, quiet=True)
+        if not turns:
+            return items
+        words = distinctive_words(recent_text(turns, self.event.prompt))
+        fresh = [i for i in items if held_fraction(i.text, words) < HELD_FRACTION]
+        self._amend("conversation", f"{len(items) - len(fresh)} dropped")
+        return fresh
+
+    def _read_turns(self, deadline: Deadline):
+        if not self.event.transcript_path or not Path(self.event.transcript_path).exists():
+            self._pending = "no transcript"
+            return []
+        from memsift.hosts import adapter_for
+
+        turns = adapter_for(self.event.host).read_transcript(self.event.transcript_path)
+        self._pending = f"{len(turns)} turns"
+        return turns
+
+    # --- lazily built collaborators ------------------------------------------------------
+
+    @property
+    def judge(self):
+        if self._judge is None:
+            from memsift.judge import get_judge
+
+            self._judge = get_judge(self.settings)
+        return self._judge
+
+    @property
+    def store(self):
+        if self._store is None:
+            from memsift.longterm import get_store
+
+            self._store = get_store(self.settings, self.root)
+        return self._store
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from memsift.vectors import default_embed
+
+            self._embedder = default_embed()
+        return self._embedder
+
+    def query_vector(self) -> np.ndarray:
+        if self._query_vector is None:
+            embed_fn, _ = self.embedder
+            self._query_vector = np.asarray(embed_fn([self.event.prompt]), np.float32)[0]
+        return self._query_vector
+
+    def _prompt_budget(self) -> float:
+        budget = float(self.settings["budget.prompt_s"])
+        return budget if self.settings["llm.base_url"] else min(budget, LOCAL_PROMPT_S)
+
+    # --- timing, errors and the audit line -----------------------------------------------
+
+    _pending = ""
+
+    def _timed(self, name: str, seconds: float, work: Callable[[Deadline], T], *,
+               quiet: bool = False) -> T | None:
+        """Run one step inside min(its budget, what the prompt has left), on a worker thread
+        so that a backend ignoring its deadline is still cut off. None when it failed."""
+        from memsift.judge.base import JudgeError
+        from memsift.longterm.base import LongTermError
+
+        deadline = self.deadline.sub(seconds)
+        begin = self.clock()
+        self._pending = ""
+        try:
+            if deadline.expired():
+                raise DeadlineExceeded(f"no time left for {name}")
+            result = _within(work, deadline)
+        except (DeadlineExceeded, TimeoutError):
+            return self._failed(name, begin, "timeout", "timeout")
+        except LongTermError as exc:
+            return self._failed(name, begin, exc.reason, f"{exc.reason}: {exc}")
+        except JudgeError as exc:
+            return self._failed(name, begin, "error", f"judge: {exc}")
+        except Exception as exc:  # noqa: BLE001 - foreign failures end this step only
+            return self._failed(name, begin, "error", f"{type(exc).__name__}: {exc}")
+        summary = self._pending or _summary(result)
+        self._record(name, self._ms(begin), summary)
+        return result
+
+    def _failed(self, name: str, begin: float, result: str, reason: str) -> None:
+        self._record(name, self._ms(begin), result)
+        self.decision.error(name, reason)
+        from memsift.log import log
+
+        log("warning", f"{name} step failed, going on without it", reason=reason,
+            session=self.event.session_id)
+
+    def _record(self, name: str, ms: float, result: str) -> None:
+        self.decision.step(name, ms, result)
+
+    def _amend(self, name: str, result: str) -> None:
+        """Replace the result of the step just recorded (its time stays)."""
+        for step in reversed(self.decision.steps):
+            if step.name == name:
+                step.result = result
+                return
+
+    def _ms(self, begin: float) -> float:
+        return (self.clock() - begin) * 1000.0
+
+    def _write_audit(self) -> None:
+        self.decision.wait_ms = self._ms(self.started)
+        try:
+            write_decision(self.decision, self.settings.paths.audit_file)
+        except Exception as exc:  # noqa: BLE001 - a full disk must not break the prompt
+            from memsift.log import log
+
+            log("warning", "audit line not written", error=str(exc))
+
+
+def _summary(result) -> str:
+    if isinstance(result, dict):
+        return max(result, key=result.get) if result else "none"
+    if isinstance(result, list):
+        return f"{len(result)} found"
+    if isinstance(result, float):
+        return f"{result:.2f}"
+    return str(result)
+
+
+def _within(work: Callable[[Deadline], T], deadline: Deadline) -> T:
+    """Run `work(deadline)` on a daemon thread; give up when the deadline passes (the thread
+    is abandoned, and dies with the hook process)."""
+    box: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = work(deadline)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(deadline.remaining())
+    if thread.is_alive():
+        raise DeadlineExceeded(f"over budget of {deadline.seconds:.3f}s")
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["result"]  # type: ignore[return-value]

@@ -1,0 +1,77 @@
+"""Filling and asking a project's memory outside the prompt path: import a benchmark file,
+search both memories with the judge's scores (the `import` and `search` commands)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from memsift.clock import Deadline
+from memsift.config import MAX_SEARCH_S
+from memsift.events import Event
+from memsift.longterm.base import Passage
+from memsift.notes import Note, NotesFile, notes_path
+from memsift.render import Item
+
+SEARCH_COMMAND_S = 30.0  # a person waits at a terminal: generous, but never forever
+
+
+class BenchFileError(ValueError):
+    """The file is not a benchmark file memsift can import."""
+
+
+@dataclass
+class Imported:
+    notes: int
+    passages: int
+    notes_total: int
+    passages_total: int
+
+
+def load_bench_file(path: Path) -> dict:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BenchFileError(f"{path}: {exc}") from exc
+    if not isinstance(data, dict) or not ({"notes", "memory"} & data.keys()):
+        raise BenchFileError(f"{path}: no `notes` or `memory` list")
+    return data
+
+
+def import_data(data: dict, settings, project_root, store=None) -> Imported:
+    """The file's notes into the project's notes (ids and dates kept), its memory into the
+    long-term store; vectors are built now so the first prompt does not pay for them."""
+    from memsift.longterm import get_store
+    from memsift.vectors import VectorCache
+
+    notes = [Note(text=n["text"], id=str(n.get("id", "")), written=str(n.get("written", "")))
+             for n in data.get("notes") or []]
+    notes_file = NotesFile(notes_path(settings, project_root))
+    written = notes_file.append(notes)
+    all_notes = notes_file.read()
+    if all_notes:
+        VectorCache(notes_file.path.parent, "notes").build([n.text for n in all_notes])
+    store = store or get_store(settings, project_root)
+    passages = [Passage(id=str(m["id"]), text=m["text"], written=str(m.get("written", "")),
+                        source="import") for m in data.get("memory") or []]
+    added = store.add(passages) if passages else 0
+    return Imported(len(written), added, len(all_notes), store.count())
+
+
+def search(text: str, settings, project_root, *, judge=None, store=None,
+           ) -> list[tuple[Item, bool]]:
+    """Every candidate from both memories with its score and whether the cascade's policy
+    would keep it (kinds and the worth question aside: this asks the memory directly)."""
+    from memsift.cascade import KEEP_SCORE, PASSAGE_CANDIDATES, Cascade
+
+    event = Event(host="claude-code", name="UserPromptSubmit", session_id="search",
+                  cwd=str(project_root), prompt=text)
+    cascade = Cascade(event, settings, judge=judge, store=store)
+    deadline = Deadline(SEARCH_COMMAND_S)
+    items = cascade.scored_notes(deadline)
+    search_deadline = deadline.sub(min(settings.search_budget_s, MAX_SEARCH_S))
+    passages = cascade.store.search(text, PASSAGE_CANDIDATES, search_deadline)
+    items += cascade.scored_passages(passages, deadline)
+    items.sort(key=lambda i: -i.score)
+    return [(item, item.score >= KEEP_SCORE) for item in items]

@@ -1,0 +1,164 @@
+"""The prompt cascade: each step's stop condition, budgets, the conversation filter."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from fakes.memory import BAG, MemoryStore, SleepyJudge, WordJudge
+
+from memsift.audit import read_audit
+from memsift.cascade import run_prompt
+from memsift.config import load_settings
+from memsift.events import Event
+from memsift.longterm.base import Passage
+from memsift.notes import Note, NotesFile, notes_path
+from memsift.render import CLOSE_TAG, OPEN_TAG
+
+NOTE = Note("Staging model names use a double underscore: stg_billing__invoices.", id="n03",
+            written="2024-06-12")
+PASSAGE = Passage("m07", "The nightly export job writes parquet files to the archive bucket.",
+                  written="2025-01-21")
+ASK_NOTE = "staging model names with double underscore, how?"
+ASK_PASSAGE = "where does the nightly export job write its parquet files?"
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    NotesFile(notes_path(load_settings(), root)).append([NOTE])
+    return root
+
+
+def _event(project, prompt, transcript=""):
+    return Event(host="claude-code", name="UserPromptSubmit", session_id="s1",
+                 cwd=str(project), prompt=prompt, transcript_path=str(transcript))
+
+
+def _run(project, prompt, judge=None, store=None, transcript="", **settings):
+    store = store if store is not None else MemoryStore([PASSAGE])
+    result = run_prompt(_event(project, prompt, transcript), load_settings(settings),
+                        judge=judge or WordJudge(), store=store, embedder=BAG)
+    (decision,) = read_audit(1)
+    return result.context, decision
+
+
+def _steps(decision):
+    return {s["name"]: s["result"] for s in decision["steps"]}
+
+
+def test_a_no_search_kind_adds_nothing_and_asks_nothing_else(project):
+    judge = WordJudge(kinds={ASK_NOTE: "action"})
+    store = MemoryStore([PASSAGE])
+    context, decision = _run(project, ASK_NOTE, judge, store)
+    assert context == ""
+    assert _steps(decision)["kind"] == "no-search"
+    assert judge.calls == ["kind"] and store.searches == 0
+
+
+def test_a_note_that_answers_is_added_with_its_pointer(project):
+    context, decision = _run(project, ASK_NOTE)
+    assert context.startswith(OPEN_TAG) and context.endswith(CLOSE_TAG)
+    assert "[note n03, written 2024-06-12]" in context
+    assert "check critical facts in the code" in context
+    assert [a["id"] for a in decision["added"]] == ["n03"]
+    assert decision["chars"] == len(context)
+
+
+def test_a_sure_note_answer_skips_the_long_term_search(project):
+    store = MemoryStore([PASSAGE])
+    _, decision = _run(project, "staging model names double underscore", store=store)
+    assert store.searches == 0
+    assert _steps(decision)["worth"] == "skipped: notes answered"
+
+
+def test_a_subject_not_worth_keeping_stops_before_the_search(project):
+    store = MemoryStore([PASSAGE])
+    context, decision = _run(project, ASK_PASSAGE, WordJudge(worth=0.05), store)
+    assert context == "" and store.searches == 0
+    assert _steps(decision)["worth"] == "no"
+
+
+def test_a_passage_that_answers_comes_from_the_long_term_store(project):
+    context, decision = _run(project, ASK_PASSAGE)
+    assert "[memory m07, written 2025-01-21]" in context
+    assert [(a["id"], a["source"]) for a in decision["added"]] == [("m07", "longterm")]
+
+
+def test_an_unrelated_message_gets_nothing(project):
+    context, decision = _run(project, "how would pagination work for the reports endpoint?")
+    assert context == "" and decision["chars"] == 0
+    assert _steps(decision)["render"] == "nothing"
+
+
+def test_a_store_that_is_down_costs_only_its_step(project):
+    context, decision = _run(project, ASK_PASSAGE, store=MemoryStore([PASSAGE], fail="refused"))
+    assert context == ""
+    assert _steps(decision)["longterm"] == "refused"
+    assert decision["errors"] and decision["errors"][0].startswith("longterm: refused")
+
+
+def test_a_hanging_store_is_cut_off_at_its_deadline(project):
+    store = MemoryStore([PASSAGE], delay=3.0)
+    begin = time.monotonic()
+    context, decision = _run(project, ASK_PASSAGE, store=store, **{"budget.search_s": 0.3})
+    took = time.monotonic() - begin
+    assert context == "" and _steps(decision)["longterm"] == "timeout"
+    assert took < 1.5  # not the store's 3 s
+
+
+def test_a_slow_judge_is_cut_off_and_the_prompt_goes_on_unchanged(project):
+    judge = SleepyJudge("kind", 3.0)
+    begin = time.monotonic()
+    context, decision = _run(project, ASK_NOTE, judge, **{"budget.prompt_s": 0.4})
+    assert time.monotonic() - begin < 1.5
+    assert context == "" and _steps(decision)["kind"] == "timeout"
+    assert decision["errors"] == ["kind: timeout"]
+
+
+def test_each_slow_step_is_cut_at_its_own_budget_inside_the_prompt_budget(project):
+    judge = SleepyJudge("score", 5.0)
+    begin = time.monotonic()
+    context, decision = _run(project, ASK_PASSAGE, judge, **{"budget.prompt_s": 2.0,
+                                                               "llm.base_url": "http://x"})
+    assert time.monotonic() - begin < 2.3
+    steps = _steps(decision)
+    assert steps["notes"] == "timeout" and steps["passages"] == "timeout"
+    assert steps["longterm"] == "1 found"  # the step between still ran
+    assert context == ""
+
+
+def _transcript(tmp_path, *turns):
+    path = tmp_path / "t.jsonl"
+    lines = []
+    for role, text in turns:
+        content = text if role == "user" else [{"type": "text", "text": text}]
+        lines.append(json.dumps({"type": role, "message": {"role": role, "content": content}}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_an_item_the_conversation_already_holds_is_dropped(project, tmp_path):
+    transcript = _transcript(
+        tmp_path, ("user", "naming?"),
+        ("assistant", "Staging model names use a double underscore, like stg_billing__invoices."),
+        ("user", ASK_NOTE))
+    context, decision = _run(project, ASK_NOTE, transcript=transcript)
+    assert context == ""
+    assert _steps(decision)["conversation"] == "1 dropped"
+
+
+def test_the_message_itself_does_not_count_as_already_held(project, tmp_path):
+    prompt = "staging model names use a double underscore like stg_billing__invoices, right?"
+    transcript = _transcript(tmp_path, ("user", prompt))
+    context, _ = _run(project, prompt, transcript=transcript)
+    assert "[note n03" in context
+
+
+def test_an_empty_message_adds_nothing(project):
+    judge = WordJudge()
+    context, decision = _run(project, "   ", judge)
+    assert context == "" and judge.calls == []
+    assert _steps(decision)["kind"] == "empty"
