@@ -94,6 +94,8 @@ class Cascade:
         self._judge = judge
         self._store = store
         self._embedder = embedder
+        self._guard = None
+        self._llm_fallback = False
         self.deadline = Deadline(self._prompt_budget(), clock=clock, start=self.started)
         self.decision = Decision(project=str(self.root), session=event.session_id,
                                  host=event.host, prompt_chars=len(event.prompt))
@@ -104,12 +106,21 @@ class Cascade:
     def run(self) -> HookResult:
         steps = (self.kind_step, self.notes_step, self.worth_step, self.longterm_step)
         text, _ = self.run_steps(steps)
+        notice = self._notice()
         self._write_audit()
-        return HookResult(context=text)
+        return HookResult(context="\n".join(t for t in (text, notice) if t))
+
+    def _notice(self) -> str:
+        """One line telling the agent an outside service is down (once per session)."""
+        try:
+            return self.guard.notice(self.event.session_id) if self.guard else ""
+        except Exception as exc:  # noqa: BLE001
+            self.decision.error("health", str(exc))
+            return ""
 
     def run_steps(self, steps) -> tuple[str, list[Item]]:
-        plan = Plan(threshold=self.keep_score)
         try:
+            plan = Plan(threshold=self.keep_score)  # resolves the judge first
             for step in steps:
                 step(plan)
                 if plan.stop:
@@ -266,10 +277,20 @@ class Cascade:
     @property
     def judge(self):
         if self._judge is None:
-            from memsift.judge import get_judge
-
-            self._judge = get_judge(self.settings)
+            self._judge = self._make_judge()
         return self._judge
+
+    def _make_judge(self):
+        """The configured judge; the local one while the LLM endpoint is paused."""
+        if self.settings["llm.base_url"] and self.guard and not self.guard.allows("llm"):
+            from memsift.judge.local import LocalJudge
+
+            self._llm_fallback = True
+            self._record("judge", 0.0, "local: llm paused")
+            return LocalJudge.from_settings(self.settings)
+        from memsift.judge import get_judge
+
+        return get_judge(self.settings)
 
     @property
     def store(self):
@@ -311,21 +332,56 @@ class Cascade:
         deadline = self.deadline.sub(seconds)
         begin = self.clock()
         self._pending = ""
+        guard = self.guard
+        service = guard.service(name) if guard else None
+        if service and not guard.allows(service):
+            self._record(name, 0.0, f"skipped: {service} paused")
+            return None
         try:
             if deadline.expired():
                 raise DeadlineExceeded(f"no time left for {name}")
             result = _within(work, deadline)
-        except (DeadlineExceeded, TimeoutError):
+        except (DeadlineExceeded, TimeoutError) as exc:
+            self._tell_guard(name, exc, deadline)
             return self._failed(name, begin, "timeout", "timeout")
         except LongTermError as exc:
+            self._tell_guard(name, exc, deadline)
             return self._failed(name, begin, exc.reason, f"{exc.reason}: {exc}")
         except JudgeError as exc:
+            self._tell_guard(name, exc, deadline)
             return self._failed(name, begin, "error", f"judge: {exc}")
         except Exception as exc:  # noqa: BLE001 - foreign failures end this step only
             return self._failed(name, begin, "error", f"{type(exc).__name__}: {exc}")
+        if service:
+            guard.answered(name, (self.clock() - begin), deadline.seconds)
         summary = self._pending or _summary(result)
         self._record(name, self._ms(begin), summary)
         return result
+
+    def _remote(self, service: str) -> bool:
+        if service == "longterm":
+            return bool(self.settings["cognee.url"])
+        return bool(self.settings["llm.base_url"]) and not self._llm_fallback
+
+    def _tell_guard(self, name: str, exc: BaseException, deadline: Deadline) -> None:
+        """Let health pause an outside service whose failure this was (never raises)."""
+        try:
+            if self.guard:
+                self.guard.failed(name, exc, deadline.seconds)
+        except Exception as error:  # noqa: BLE001 - health is advice, not the prompt
+            self.decision.error("health", str(error))
+
+    @property
+    def guard(self):
+        """Outage tracking, only when an outside service (Cognee, an LLM) is configured."""
+        if self._guard is None:
+            if not (self.settings["cognee.url"] or self.settings["llm.base_url"]):
+                self._guard = False
+            else:
+                from memsift.health import Health, PromptGuard
+
+                self._guard = PromptGuard(Health.for_settings(self.settings), self._remote)
+        return self._guard or None
 
     def _failed(self, name: str, begin: float, result: str, reason: str) -> None:
         self._record(name, self._ms(begin), result)

@@ -127,7 +127,8 @@ def test_each_slow_step_is_cut_at_its_own_budget_inside_the_prompt_budget(projec
     steps = _steps(decision)
     assert steps["notes"] == "timeout" and steps["passages"] == "timeout"
     assert steps["longterm"] == "1 found"  # the step between still ran
-    assert context == ""
+    assert OPEN_TAG not in context  # no memory; a one-line notice that the LLM is paused
+    assert "paused" in context and len(context.splitlines()) == 1
 
 
 def _transcript(tmp_path, *turns):
@@ -162,3 +163,16 @@ def test_an_empty_message_adds_nothing(project):
     context, decision = _run(project, "   ", judge)
     assert context == "" and judge.calls == []
     assert _steps(decision)["kind"] == "empty"
+
+
+def test_a_paused_long_term_service_is_not_called(project):
+    from memsift.health import Health
+
+    settings = load_settings({"cognee.url": "http://127.0.0.1:9"})
+    Health.for_settings(settings).pause("longterm")
+    store = MemoryStore([PASSAGE])
+    result = run_prompt(_event(project, ASK_PASSAGE), settings, judge=WordJudge(), store=store,
+                        embedder=BAG)
+    (decision,) = read_audit(1)
+    assert store.searches == 0 and OPEN_TAG not in result.context
+    assert _steps(decision)["longterm"] == "skipped: longterm paused"
