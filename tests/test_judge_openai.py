@@ -225,3 +225,23 @@ def test_an_endpoint_without_a_model_is_a_config_error(openai_server, monkeypatc
     with pytest.raises(JudgeError) as caught:
         get_judge(load_settings())
     assert caught.value.reason == "config"
+
+
+def test_an_item_whose_question_fails_scores_zero_and_the_rest_still_count(judge, openai_server):
+    def answer(body):
+        passage = body["messages"][-1]["content"].split("<passage>")[1]
+        return Reply(hang=True) if "slow" in passage else text_reply("yes")
+
+    openai_server.on_chat = answer
+    started = time.monotonic()
+    scores = judge.score("q", ["fast one", "slow one", "fast two"], deadline=Deadline(0.4))
+    assert scores == [1.0, 0.0, 1.0]
+    assert time.monotonic() - started < 0.4 + SLACK_S
+
+
+def test_score_raises_when_every_question_fails(judge, openai_server):
+    openai_server.on_chat = lambda body: error_reply(500)
+    with pytest.raises(JudgeError) as caught:
+        judge.score("q", ["a", "b"])
+    assert caught.value.reason == "server"
+    assert len(openai_server.chat_requests()) == 2

@@ -24,7 +24,9 @@ from memsift.judge.base import KIND_DESCRIPTIONS, KINDS, JudgeError
 TOP_LOGPROBS = 20  # the most OpenAI accepts, and vLLM's default max_logprobs
 MISSING_FLOOR = 1e-4  # an option absent from the top tokens is unlikely, not impossible
 MIN_CALL_S = 0.05  # with less time left than this a request cannot come back: do not send it
-MAX_PARALLEL = 4  # items scored at once; local servers run few requests together anyway
+# Items scored at once: one round trip for all the candidates a step judges (the cascade sends
+# up to a dozen); a local server queues what it cannot run together.
+MAX_PARALLEL = 16
 NO_KEY = "none"  # local servers need no key, but the client insists on one
 LETTERS = string.ascii_uppercase
 YES, NO = "yes", "no"
@@ -199,15 +201,25 @@ class OpenAICompatJudge:
         items: Sequence[str],
         deadline: Deadline | None = None,
     ) -> list[float]:
-        # One question per item: judged together, passages blur each other's scores.
-        def one(item: str) -> float:
-            prompt = yes_no_prompt(SCORE_QUESTION, [("message", message), ("passage", item)])
-            return self._ask(prompt, (YES, NO), deadline)[YES]
+        """One question per item, all at once. An item whose question failed scores 0 (it is
+        never added); when every question failed, the first error is raised."""
 
-        if len(items) <= 1:
-            return [one(item) for item in items]
+        # One question per item: judged together, passages blur each other's scores.
+        def one(item: str) -> float | JudgeError:
+            prompt = yes_no_prompt(SCORE_QUESTION, [("message", message), ("passage", item)])
+            try:
+                return self._ask(prompt, (YES, NO), deadline)[YES]
+            except JudgeError as exc:
+                return exc
+
+        if not items:
+            return []
         with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(items))) as pool:
-            return list(pool.map(one, items))
+            answers = list(pool.map(one, items))
+        failures = [a for a in answers if isinstance(a, JudgeError)]
+        if len(failures) == len(answers):
+            raise failures[0]
+        return [0.0 if isinstance(a, JudgeError) else a for a in answers]
 
     def worth_keeping(self, text: str, deadline: Deadline | None = None) -> float:
         return self._ask(yes_no_prompt(KEEP_QUESTION, [("text", text)]), (YES, NO), deadline)[YES]
