@@ -101,17 +101,17 @@ def _claim(job_path: Path) -> Job | None:
 
 
 def _distill(job: Job, settings) -> dict:
-    """The session-end work: memsift.distill when present, else a read of the transcript."""
-    if importlib.util.find_spec("memsift.distill") is not None:
-        from memsift import distill
-
-        outcome = distill.process_session(job, settings)
-        return outcome if isinstance(outcome, dict) else {"result": str(outcome)}
+    """The session-end work: read the transcript, then memsift.distill when present."""
     from memsift.hosts import adapter_for
 
     turns = adapter_for(job.host).read_transcript(job.transcript_path)
     log("info", "session read", host=job.host, session=job.session_id, turns=len(turns))
-    return {"turns": len(turns)}
+    if importlib.util.find_spec("memsift.distill") is None:
+        return {"turns": len(turns)}
+    from memsift import distill
+
+    outcome = distill.process_session(job, settings)
+    return {"turns": len(turns), **(outcome if isinstance(outcome, dict) else {})}
 
 
 def run_job(job_path: Path, settings) -> bool:

@@ -1,5 +1,63 @@
-"""Commands: setup."""
+"""Commands: install and uninstall memsift's hooks in a host's own config."""
 
 from __future__ import annotations
 
-COMMANDS: list = []
+from pathlib import Path
+
+import click
+
+from memsift.install import HOSTS, InstallError, apply, plan
+
+_host = click.argument("host", type=click.Choice(HOSTS))
+_project = click.option(
+    "--project", type=click.Path(file_okay=False, path_type=Path),
+    help="Install into this project's config instead of the user's.")
+_dry_run = click.option("--dry-run", is_flag=True, help="Show the change as a diff; write nothing.")
+
+
+def _run(host: str, project: Path | None, dry_run: bool, **kwargs) -> None:
+    try:
+        changes = plan(host, project=project, **kwargs)
+    except InstallError as exc:
+        raise click.ClickException(str(exc)) from exc
+    changed = [c for c in changes if c.changed]
+    if not changed:
+        click.echo(f"{host}: already up to date, nothing to change.")
+        return
+    if dry_run:
+        for change in changed:
+            click.echo(change.diff())
+        return
+    for path in apply(changed):
+        click.echo(f"updated {path}")
+
+
+@click.command("install")
+@_host
+@_project
+@click.option("--python", "python", type=click.Path(dir_okay=False),
+              help="The interpreter the hooks run (default: this one).")
+@_dry_run
+def install_command(host: str, project: Path | None, python: str | None, dry_run: bool) -> None:
+    """Add memsift's hooks to HOST (claude-code or codex) without a plugin marketplace.
+
+    Claude Code: hooks in ~/.claude/settings.json (or PROJECT/.claude/settings.json).
+    Codex: hooks in $CODEX_HOME/hooks.json (or PROJECT/.codex/hooks.json) and their trust
+    entries in $CODEX_HOME/config.toml, without which Codex skips them. Other settings are
+    kept; running it again changes nothing.
+    """
+    if python:
+        python = str(Path(python).absolute())
+    _run(host, project, dry_run, python=python)
+
+
+@click.command("uninstall")
+@_host
+@_project
+@_dry_run
+def uninstall_command(host: str, project: Path | None, dry_run: bool) -> None:
+    """Remove memsift's hooks (and, for Codex, their trust entries) from HOST's config."""
+    _run(host, project, dry_run, remove=True)
+
+
+COMMANDS = [install_command, uninstall_command]
