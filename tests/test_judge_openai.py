@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import socket
 import time
@@ -245,3 +246,16 @@ def test_score_raises_when_every_question_fails(judge, openai_server):
         judge.score("q", ["a", "b"])
     assert caught.value.reason == "server"
     assert len(openai_server.chat_requests()) == 2
+
+
+def test_secrets_in_user_text_never_reach_the_endpoint(judge, openai_server):
+    secret = "AKIAIOSFODNN7EXAMPLE"
+    openai_server.on_chat = lambda body: text_reply(
+        "yes" if "yes or no" in body["messages"][-1]["content"] else "A")
+    judge.kind(f"deploy with {secret} please")
+    judge.score("which key?", [f"the aws key is {secret}"])
+    judge.worth_keeping(f"we rotate {secret} monthly")
+    bodies = [json.dumps(r.body) for r in openai_server.chat_requests()]
+    assert len(bodies) == 3
+    assert not any(secret in b for b in bodies)
+    assert all("[REDACTED:aws_access_key]" in b for b in bodies)

@@ -20,6 +20,7 @@ import openai
 
 from memsift.clock import Deadline
 from memsift.judge.base import KIND_DESCRIPTIONS, KINDS, JudgeError
+from memsift.redact import redact_text
 
 TOP_LOGPROBS = 20  # the most OpenAI accepts, and vLLM's default max_logprobs
 MISSING_FLOOR = 1e-4  # an option absent from the top tokens is unlikely, not impossible
@@ -52,9 +53,10 @@ _TOKEN_NOISE = " \t\n\u2581\u0120()[]{}.:,;*\"'`"
 
 
 def delimit(tag: str, text: str) -> str:
-    """Wrap user text as data; a closing tag inside it cannot end the block early."""
+    """Wrap user text as data, secrets out (it leaves the machine); a closing tag inside it
+    cannot end the block early."""
     closing = f"</{tag}>"
-    return f"<{tag}>\n{text.replace(closing, f'</ {tag}>')}\n{closing}"
+    return f"<{tag}>\n{redact_text(text).replace(closing, f'</ {tag}>')}\n{closing}"
 
 
 def choice_prompt(question: str, labelled: Sequence[tuple[str, str]], context: str) -> str:
