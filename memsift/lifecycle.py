@@ -24,9 +24,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from memsift.clock import parse_time
 from memsift.notes import Note
+
+T = TypeVar("T")
 
 # --- acts -----------------------------------------------------------------------------------
 
@@ -71,6 +74,7 @@ _CORRECTION_CUES = re.compile(
     r"(^\s*(no|nope|wrong)\b[,.!:]|\bactually\b|\bthat('s| is) (wrong|incorrect|outdated|not right)"
     r"|\bno longer\b|\bnot \w+( \w+)? any ?more\b|\banymore\b|\bmoved (from|to)\b|\bhas moved\b"
     r"|\binstead of\b|\b(changed|switched|swapped|migrated) (from|to|over)\b|\breplaced (by|with)\b"
+    r"|\b(swapped|replaced) [\w.\-/]+( [\w.\-/]+)? (for|with|by)\b"
     r"|\bis now\b|\bare now\b|\bnow (lives|runs|uses|points|is)\b|\bcorrection\b|\boutdated\b"
     r"|\bdeprecated\b)", _I)
 _DECISION_CUES = re.compile(
@@ -252,16 +256,25 @@ def note_retrievability(note: Note, now: datetime,
 SCORE_BAND = 0.05  # judge scores closer than this are a tie: the judge's own noise is this size
 
 
-def rank(notes: Sequence[Note], scores: Mapping[str, float], now: datetime,
-         state: Mapping[str, Mapping] | None = None) -> list[Note]:
+def rank(notes: Sequence[T], scores: Mapping[str, float], now: datetime,
+         state: Mapping[str, Mapping] | None = None) -> list[T]:
     """Order notes for adding under the budget: by judge score in bands of SCORE_BAND, then by
-    retrievability, then by the exact score. `scores` are keyed by note.key; a note without a
-    score counts 0."""
-    def key(note: Note) -> tuple[float, float, float]:
+    retrievability, then by the exact score. `scores` are keyed by note key; one without a
+    score counts 0. Anything with .text and .written and a .key or .id ranks (the cascade's
+    items too: a long-term passage fades by its date like a note)."""
+    def key(item: T) -> tuple[float, float, float]:
+        note = as_note(item)
         score = float(scores.get(note.key, 0.0))
         return (-math.floor(score / SCORE_BAND), -note_retrievability(note, now, state), -score)
 
     return sorted(notes, key=key)
+
+
+def as_note(item) -> Note:
+    if isinstance(item, Note):
+        return item
+    return Note(text=item.text, id=getattr(item, "key", "") or getattr(item, "id", ""),
+                written=getattr(item, "written", "") or "", meta=getattr(item, "meta", {}) or {})
 
 
 # --- words -----------------------------------------------------------------------------------
@@ -327,6 +340,8 @@ _NO_LONGER = re.compile(
     r"\b(?:no longer|not any ?more|instead of|replaced|rather than|dropped|retired)\s+"
     r"(?P<old>[^.;,]+)", _I)
 _REPLACED_BY = re.compile(r"\b(?P<old>[\w.\-/]+)\s+(?:is|was|has been)\s+replaced\b", _I)
+_SWAPPED = re.compile(r"\b(?:swapped|replaced|traded|exchanged)\s+(?:out\s+)?(?P<old>[\w.\-/ ]+?)"
+                      r"\s+(?:for|with|by)\b", _I)
 SUPERSEDING_ACTS = (CORRECTION, RETRACTION)
 
 
@@ -350,7 +365,7 @@ def visible(notes: Sequence[Note]) -> list[Note]:
 def explicit_old_terms(text: str) -> set[str]:
     """The words a correction names as the old state: 'moved from X to Y', 'no longer X'."""
     terms: set[str] = set()
-    for pattern in (_FROM_TO, _NO_LONGER, _REPLACED_BY):
+    for pattern in (_FROM_TO, _NO_LONGER, _REPLACED_BY, _SWAPPED):
         for match in pattern.finditer(text):
             terms |= key_terms(match.group("old"))
     return terms
