@@ -1,0 +1,231 @@
+"""Session end: which exchanges become notes, idempotence, redaction, the LLM path."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from fakes.openai_server import FAKE_MODEL, json_reply, probs_reply, text_reply
+
+from memsift.config import load_settings
+from memsift.distill import MAX_NOTE_CHARS, process_session, state_path
+from memsift.history import versions
+from memsift.notes import NotesFile, notes_path
+from memsift.paths import project_root
+
+DECISION = (
+    "Should the importer keep SQLite or move to Postgres?",
+    ("Move to Postgres. SQLite serialises writers, and the importer runs four workers that "
+    "write at once, so we hit 'database is locked' every night. I changed the engine in "
+    "app/db.py and kept SQLite only for the unit tests."),
+)
+REACTION = ("thanks, that works", "Glad it helped!")
+UI_TWEAK = ("make the submit button blue", "Changed the button colour to the primary blue.")
+INCIDENT = (
+    "The nightly export keeps getting OOM-killed",
+    ("It loaded the whole export into memory before writing. The fix was to stream rows in "
+    "chunks of 1000; memory stays under 200 MB now."),
+)
+AWS_KEY = "AKIAQ7ZX3M5N8P2R4T6V"
+SECRET_EXCHANGE = (
+    "The deploy fails with AccessDenied, the key is " + AWS_KEY,
+    "The fix was to give the deploy role s3:PutObject; the failing key " + AWS_KEY
+    + " belongs to the old CI user, and postgres://ci:Hunt3rPass99@db.internal/app must "
+    "never be used by the deploy because that user is read-only.",
+)
+
+
+def write_transcript(path: Path, exchanges, *, start: int = 0) -> None:
+    """A Claude Code transcript: one JSON line per turn, plus lines the reader skips."""
+    lines = [] if start else [{"type": "system", "content": "session started"}]
+    for user, reply in exchanges:
+        lines.append({"type": "user", "message": {"role": "user", "content": user},
+                      "timestamp": "2024-06-12T10:00:00Z"})
+        lines.append({"type": "assistant", "message": {
+            "role": "assistant", "model": "claude", "content": [
+                {"type": "tool_use", "name": "Bash", "input": {}},
+                {"type": "text", "text": reply}]}})
+    with path.open("a", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(line) + "\n" for line in lines)
+
+
+def append_line(path: Path, line: dict) -> None:
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line) + "\n")
+
+
+def job(project: Path, transcript: Path, session: str = "s1", event: str = "Stop") -> dict:
+    return {"host": "claude-code", "session_id": session, "transcript_path": str(transcript),
+            "cwd": str(project), "event": event}
+
+
+def project_notes(project: Path) -> NotesFile:
+    return NotesFile(notes_path(load_settings(), project_root(project)))
+
+
+def test_a_decision_and_an_incident_become_short_dated_notes_with_their_source(tmp_path,
+                                                                                monkeypatch):
+    monkeypatch.setenv("MEMSIFT_NOW", "2024-06-12T10:00:00Z")
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, [DECISION, REACTION, UI_TWEAK, INCIDENT])
+    outcome = process_session(job(tmp_path, transcript), load_settings())
+    notes = project_notes(tmp_path).read()
+    assert outcome["kept"] == 2
+    assert [n.meta["source"] for n in notes] == ["claude-code:s1:0", "claude-code:s1:6"]
+    assert all(n.written == "2024-06-12" and len(n.text) <= MAX_NOTE_CHARS for n in notes)
+    assert "Postgres" in notes[0].text and "writers" in notes[0].text
+    assert notes[1].meta["act"] == "incident" and "stream rows" in notes[1].text
+    assert notes[0].text != DECISION[1]  # extractive, never the raw exchange
+
+
+def test_stop_then_session_end_and_reruns_add_each_note_once(tmp_path):
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, [DECISION])
+    settings = load_settings()
+    process_session(job(tmp_path, transcript), settings)
+    process_session(job(tmp_path, transcript, event="Stop"), settings)
+    write_transcript(transcript, [REACTION, INCIDENT], start=1)
+    second = process_session(job(tmp_path, transcript, event="SessionEnd"), settings)
+    third = process_session(job(tmp_path, transcript, event="SessionEnd"), settings)
+    assert second["exchanges"] == 2 and third["exchanges"] == 0
+    assert len(project_notes(tmp_path).read()) == 2
+
+
+def test_a_crash_after_the_notes_were_written_does_not_double_them(tmp_path):
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, [DECISION, INCIDENT])
+    settings = load_settings()
+    process_session(job(tmp_path, transcript), settings)
+    state_path(settings, project_root(tmp_path), "s1").unlink()  # the state write was lost
+    again = process_session(job(tmp_path, transcript), settings)
+    assert again["kept"] == 0
+    assert len(project_notes(tmp_path).read()) == 2
+
+
+def test_an_unanswered_last_message_waits_for_its_reply(tmp_path):
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, [DECISION])
+    append_line(transcript, {"type": "user", "message": {"role": "user", "content": INCIDENT[0]}})
+    settings = load_settings()
+    process_session(job(tmp_path, transcript), settings)
+    append_line(transcript, {"type": "assistant", "message": {
+        "role": "assistant", "model": "claude", "content": INCIDENT[1]}})
+    process_session(job(tmp_path, transcript), settings)
+    assert len(project_notes(tmp_path).read()) == 2
+
+
+def test_no_secret_reaches_the_notes_offline(tmp_path):
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, [SECRET_EXCHANGE])
+    process_session(job(tmp_path, transcript), load_settings())
+    content = project_notes(tmp_path).read_text()
+    assert "[REDACTED:" in content
+    assert AWS_KEY not in content and "Hunt3rPass99" not in content
+
+
+def _llm_settings(monkeypatch, server):
+    monkeypatch.setenv("MEMSIFT_LLM_BASE_URL", server.url)
+    monkeypatch.setenv("MEMSIFT_LLM_MODEL", FAKE_MODEL)
+    return load_settings()
+
+
+def test_with_an_llm_it_asks_once_per_exchange_and_the_model_writes_the_note(
+        tmp_path, monkeypatch, openai_server):
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, [SECRET_EXCHANGE, REACTION])
+    written = ("Deploy role needs s3:PutObject; the old CI key " + AWS_KEY
+               + " is read-only, never use it for deploys.")
+    openai_server.script(probs_reply({"A": 0.9, "B": 0.1}), text_reply(written),
+                         probs_reply({"A": 0.05, "B": 0.95}),
+                         json_reply({"patches": []}))
+    settings = _llm_settings(monkeypatch, openai_server)
+    outcome = process_session(job(tmp_path, transcript, event="SessionEnd"), settings)
+    assert outcome["kept"] == 1
+    sent = json.dumps([r.body for r in openai_server.chat_requests()])
+    assert len(openai_server.chat_requests()) == 4  # two questions, one note, one revision
+    assert AWS_KEY not in sent and "Hunt3rPass99" not in sent
+    assert "[REDACTED:aws_access_key]" in sent
+    note = project_notes(tmp_path).read()[0]
+    assert note.text.startswith("Deploy role needs s3:PutObject")
+    assert AWS_KEY not in note.text  # the model echoed it; the note is redacted again
+
+
+def test_the_llm_revision_applies_current_patches_and_keeps_the_old_version(
+        tmp_path, monkeypatch, openai_server):
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, [DECISION])
+    process_session(job(tmp_path, transcript), load_settings())  # offline first
+    notes_file = project_notes(tmp_path)
+    before = notes_file.read_text()
+    line = before.splitlines()[2]
+    new = re.sub(r"^- .*? <!--", "- Postgres for the importer: SQLite locks with 4 writers. <!--",
+                 line)
+    write_transcript(transcript, [REACTION], start=1)
+    openai_server.script(probs_reply({"B": 0.9, "A": 0.1}),
+                         json_reply({"patches": [{"line": 3, "old": line, "new": new}]}))
+    settings = _llm_settings(monkeypatch, openai_server)
+    outcome = process_session(job(tmp_path, transcript, event="SessionEnd"), settings)
+    assert outcome["revised"] == 1
+    assert notes_file.read_text() == before.replace(line, new)
+    assert versions(notes_file.path)[-1].read_bytes() == before.encode()
+    revision = openai_server.chat_requests()[-1].body
+    assert revision["response_format"]["type"] == "json_schema"
+    assert "3: " + line in revision["messages"][1]["content"]
+
+
+def test_when_the_llm_is_down_the_exchange_is_left_out_and_nothing_breaks(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMSIFT_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("MEMSIFT_LLM_MODEL", "m")
+    monkeypatch.setenv("MEMSIFT_LLM_TIMEOUT_S", "0.5")
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, [DECISION])
+    outcome = process_session(job(tmp_path, transcript, event="SessionEnd"), load_settings())
+    assert outcome["kept"] == 0 and outcome["exchanges"] == 1
+
+
+WORKER = """
+import sys
+from memsift.config import load_settings
+from memsift.distill import process_session
+job = {"host": "claude-code", "session_id": sys.argv[1], "transcript_path": sys.argv[2],
+       "cwd": sys.argv[3], "event": "SessionEnd"}
+print(process_session(job, load_settings())["kept"])
+"""
+
+
+def test_several_workers_on_one_project_at_once_lose_no_note(tmp_path):
+    sessions = []
+    for number in range(4):
+        transcript = tmp_path / f"t{number}.jsonl"
+        topic = ("importer", "billing job", "upload service", "CRM sync")[number]
+        decision = (DECISION[0].replace("importer", topic),
+                    DECISION[1].replace("importer", topic) + f" Batch size {number + 1}00.")
+        incident = (INCIDENT[0].replace("nightly export", topic),
+                    INCIDENT[1] + f" Chunk {number}.")
+        write_transcript(transcript, [decision, REACTION, incident])
+        sessions.append((f"s{number}", transcript))
+    processes = [subprocess.Popen([sys.executable, "-c", WORKER, sid, str(t), str(tmp_path)],
+                                  stdout=subprocess.PIPE, text=True)
+                 for sid, t in sessions]
+    kept = [int(p.communicate(timeout=240)[0].strip()) for p in processes]
+    assert all(p.returncode == 0 for p in processes)
+    sources = [n.meta["source"] for n in project_notes(tmp_path).read()]
+    merged = len(versions(project_notes(tmp_path).path))  # every write kept a version
+    assert merged >= 1
+    assert sum(kept) == 8
+    assert {s.split(":")[1] for s in sources} == {"s0", "s1", "s2", "s3"}
+    assert len(sources) + _merged_away(tmp_path) == 8
+
+
+def _merged_away(project: Path) -> int:
+    """Notes the offline pass removed as near-duplicates (they stay in the history)."""
+    kept = {n.meta["source"] for n in project_notes(project).read()}
+    seen = set()
+    for version in versions(project_notes(project).path):
+        from memsift.notes import parse
+
+        seen |= {n.meta.get("source") for n in parse(version.read_bytes().decode())}
+    return len(seen - kept - {None})
