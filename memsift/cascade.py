@@ -133,7 +133,8 @@ class Cascade:
     @property
     def keep_score(self) -> float:
         """The judge's own threshold when it states one (it knows its calibration)."""
-        return float(getattr(self.judge, "threshold", KEEP_SCORE))
+        threshold = getattr(self.judge, "threshold", KEEP_SCORE)
+        return float(threshold() if callable(threshold) else threshold)
 
     def kind_step(self, plan: Plan) -> None:
         if not self.event.prompt.strip():
@@ -225,7 +226,12 @@ class Cascade:
                 for i, s in zip(nearest, scores)]
 
     def _search(self, deadline: Deadline):
+        """The store's search; the embedded store takes the message's vector directly, so the
+        message is embedded once per prompt."""
         store = self.store
+        by_vector = getattr(store, "search_vector", None)
+        if by_vector is not None and getattr(store, "model_id", None) == self.embedder[1]:
+            return by_vector(self.query_vector(), PASSAGE_CANDIDATES, deadline)
         return store.search(self.event.prompt, PASSAGE_CANDIDATES, deadline)
 
     def _judge_passages(self, passages, deadline: Deadline, threshold: float) -> list[Item]:
@@ -236,7 +242,9 @@ class Cascade:
 
     def scored_passages(self, passages, deadline: Deadline) -> list[Item]:
         """Each passage the search returned, scored alone by the judge."""
-        scores = self._score([p.text for p in passages], None, deadline)
+        vectors = [p.meta.get("vector") for p in passages]
+        matrix = np.vstack(vectors) if vectors and all(v is not None for v in vectors) else None
+        scores = self._score([p.text for p in passages], matrix, deadline)
         return [Item(p.id, "longterm", p.text, s, p.written) for p, s in zip(passages, scores)]
 
     def _score(self, texts: Sequence[str], vectors, deadline: Deadline) -> list[float]:
@@ -244,9 +252,15 @@ class Cascade:
         if not texts:
             return []
         with_vectors = getattr(self.judge, "score_vectors", None)
-        if with_vectors is not None and vectors is not None:
-            return list(with_vectors(self.event.prompt, texts, vectors, deadline))
+        if with_vectors is not None and vectors is not None and self._judge_shares_model():
+            return list(with_vectors(self.query_vector(), vectors, self.event.prompt, texts))
         return list(self.judge.score(self.event.prompt, texts, deadline))
+
+    def _judge_shares_model(self) -> bool:
+        """Cached vectors are only comparable with the judge's when made by the same model."""
+        from memsift.embed import MODEL_ID
+
+        return self.embedder[1] == MODEL_ID and hasattr(self.judge, "embed_message")
 
     def _not_restating(self, items: list[Item], kept: list[Item]) -> list[Item]:
         """Drop passages that say what a kept note already says."""
@@ -309,9 +323,14 @@ class Cascade:
         return self._embedder
 
     def query_vector(self) -> np.ndarray:
+        """The message's vector, made once per prompt (by the judge when it shares the model:
+        its kind question already made it)."""
         if self._query_vector is None:
-            embed_fn, _ = self.embedder
-            self._query_vector = np.asarray(embed_fn([self.event.prompt]), np.float32)[0]
+            if self._judge_shares_model():
+                vector = self.judge.embed_message(self.event.prompt)
+            else:
+                vector = self.embedder[0]([self.event.prompt])[0]
+            self._query_vector = np.asarray(vector, np.float32)
         return self._query_vector
 
     def _prompt_budget(self) -> float:

@@ -73,20 +73,33 @@ class LocalStore:
                 continue
         return out
 
+    @property
+    def model_id(self) -> str:
+        return self.vectors.model_id
+
     def search(self, query: str, top_k: int, deadline: Deadline) -> list[Passage]:
+        try:
+            query_vector = np.asarray(self.vectors.embed_fn([query]), np.float32)[0]
+        except Exception as exc:  # the model is foreign code: one error type out
+            raise LongTermError(f"embedded search failed: {exc}") from exc
+        return self.search_vector(query_vector, top_k, deadline)
+
+    def search_vector(self, query_vector: np.ndarray, top_k: int,
+                      deadline: Deadline) -> list[Passage]:
+        """search() for a caller that holds the query's vector (same model_id). Each passage
+        carries its own vector in meta["vector"], so a judge need not embed it again."""
         passages = self.passages()
         if not passages or top_k <= 0:
             return []
         try:
-            query_vector = np.asarray(self.vectors.embed_fn([query]), np.float32)[0]
             matrix, present = self.vectors.vectors([p.text for p in passages], deadline)
-        except Exception as exc:  # the model is foreign code: one error type out
+        except Exception as exc:
             raise LongTermError(f"embedded search failed: {exc}") from exc
         if deadline.expired():
             raise LongTermError("embedded search ran out of time", reason="timeout")
-        scores = np.where(present, matrix @ query_vector, -1.0)
+        scores = np.where(present, matrix @ np.asarray(query_vector, np.float32), -1.0)
         order = np.argsort(-scores, kind="stable")[:top_k]
-        return [_with_similarity(passages[i], float(scores[i])) for i in order if present[i]]
+        return [_found(passages[i], float(scores[i]), matrix[i]) for i in order if present[i]]
 
     def add(self, passages: Iterable[Passage]) -> int:
         items = list(passages)
@@ -114,7 +127,7 @@ class LocalStore:
         return len(self.passages())
 
 
-def _with_similarity(passage: Passage, cosine: float) -> Passage:
+def _found(passage: Passage, cosine: float, vector: np.ndarray) -> Passage:
     similarity = max(0.0, min(1.0, cosine))
     return Passage(passage.id, passage.text, passage.written, passage.source or "longterm",
-                   similarity, passage.meta)
+                   similarity, {**passage.meta, "vector": np.array(vector, np.float32)})
