@@ -521,8 +521,11 @@ _RULE_START = re.compile(
 _RULE_ANYWHERE = re.compile(r"\b(team rule|hard rule|hard constraint|house rule)\b", _I)
 RULE_CUE_WORDS = frozenset({"never", "always", "must", "rule", "team", "hard", "constraint",
                             "policy", "don't", "not"})
-RULE_MIN_TERMS = 2  # two of the rule's words in the message: its subject has come up
+RULE_MIN_TERMS = 2  # two of the rule's subject words in the message: its subject came up
+RULE_SUBJECT_SHARE = 0.6  # and most of them: "DAG" and "dbt_daily" alone are not "backfilling
+#                           dbt_daily", three of its four words are
 RULE_COS = 0.45  # or one shared word and an embedding this close (a paraphrased subject)
+_CLAUSE_END = re.compile(r"[.;:,](\s|$)|\s[-\u2013\u2014]\s")
 RULES_SHARE = 0.3  # of budget.chars: rules are short lines and must leave room for the answer
 
 
@@ -537,13 +540,18 @@ def is_rule(note: Note) -> bool:
     return looks_like_rule(note.text)
 
 
-def rule_terms(note: Note) -> set[str]:
-    return key_terms(note.text) - RULE_CUE_WORDS
+def rule_terms(note: Note) -> frozenset[str]:
+    """The rule's subject: the words of its first clause, the imperative itself ("Never apply
+    terraform on a Friday"), without the reason that follows it."""
+    match = _CLAUSE_END.search(note.text)
+    clause = note.text[: match.start()] if match else note.text
+    return key_terms(clause) - RULE_CUE_WORDS
 
 
 def rule_applies(note: Note, message: str, cos: float | None = None) -> bool:
-    shared = rule_terms(note) & key_terms(message)
-    if len(shared) >= RULE_MIN_TERMS:
+    subject = rule_terms(note)
+    shared = subject & key_terms(message)
+    if len(shared) >= RULE_MIN_TERMS and len(shared) >= RULE_SUBJECT_SHARE * len(subject):
         return True
     return bool(shared) and cos is not None and cos >= RULE_COS
 

@@ -238,7 +238,7 @@ def test_use_doubles_stability_and_contradiction_cuts_it():
 
 FRIDAY = Note("Never apply terraform on a Friday", id="r1")
 CARDS = Note("Never log card data, not even masked", id="r2")
-TAGGED = Note("Prod deploys need two approvals in the release channel", id="r3",
+TAGGED = Note("Prod deploys need two approvals, posted in the release channel", id="r3",
               meta={"rule": "1"})
 PLAIN = Note("The terraform state lives in s3://infra-state", id="f1")
 
@@ -254,6 +254,16 @@ def test_a_rule_is_added_when_its_subject_comes_up():
     assert lc.rules_for("ok, apply the terraform changes now", notes) == [FRIDAY]
     assert lc.rules_for("add debug logging of the card payload", notes) == [CARDS]
     assert lc.rules_for("ship the prod deploy, approvals are in", notes) == [TAGGED]
+    assert lc.rules_for("log the card data of failed charges", notes) == [CARDS]
+
+
+def test_a_rule_is_not_added_when_only_part_of_its_subject_comes_up():
+    backfill = Note("Never run `airflow dags backfill` on dbt_daily. Revenue backfills go "
+                    "through the backfill_revenue DAG.", id="n09")
+    assert lc.rules_for("does it get its own DAG or ride along in dbt_daily?", [backfill]) == []
+    assert lc.rules_for("run the dag tests", [backfill]) == []
+    assert lc.rules_for("run sunday and monday with airflow dags backfill", [backfill]) == [
+        backfill]
 
 
 def test_no_rule_when_its_subject_is_absent():
