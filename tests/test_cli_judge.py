@@ -79,3 +79,13 @@ def test_judge_without_a_model_name_says_what_to_set(openai_server, monkeypatch)
     assert result.exit_code == 1
     assert "llm.model" in result.output
     assert openai_server.requests == []
+
+
+def test_judge_uses_the_local_backend_when_no_endpoint_is_set():
+    result = run("thanks, looks good", "--item", "the cache is on sqlite", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["backend"] == "local"
+    assert sum(report["kinds"].values()) == pytest.approx(1.0)
+    assert 0.0 < report["threshold"] < 1.0
+    assert 0.0 <= report["items"][0]["score"] <= 1.0

@@ -50,7 +50,7 @@ def _report(model: Any, kinds: dict[str, float], items: Sequence[str],
             scores: Sequence[float]) -> dict[str, Any]:
     from memsift.judge.base import needs_search
 
-    threshold = float(getattr(model, "threshold", DEFAULT_THRESHOLD))
+    threshold = _threshold(model)
     search = needs_search(kinds)
     return {
         "backend": getattr(model, "name", type(model).__name__),
@@ -61,6 +61,12 @@ def _report(model: Any, kinds: dict[str, float], items: Sequence[str],
         "items": [{"text": text, "score": score, "passes": score >= threshold}
                   for text, score in zip(items, scores)],
     }
+
+
+def _threshold(model: Any) -> float:
+    """The backend's own cut, stated as a value or a method; 0.5 when it states none."""
+    stated = getattr(model, "threshold", DEFAULT_THRESHOLD)
+    return float(stated() if callable(stated) else stated)
 
 
 def _print_tables(report: dict[str, Any]) -> None:
