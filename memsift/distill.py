@@ -121,22 +121,23 @@ def redacted(exchange: Exchange) -> Exchange:
                     redact_text(exchange.assistant))
 
 
-_INCIDENT = re.compile(r"(?i)\b(?:error|exception|crash\w*|fail\w*|root cause|the fix|fixed|"
-                       r"bug|oom|panic\w*|flaky|broke\w*)\b")
-_PROCEDURE = re.compile(r"(?i)\b(?:how (?:do|to|did)|steps?|first|then run|run the|procedure)\b")
-_CONSTRAINT = re.compile(r"(?i)\b(?:must|never|only|cannot|can't|limit|not yet|until|"
-                         r"otherwise|always)\b")
+STATEMENT_MIN_WORDS = 8  # a user message this long that asks nothing states the choice itself
 
 
-def act_of(exchange: Exchange) -> str:
-    """What kind of thing the note keeps: incident, procedure, constraint or choice."""
-    if _INCIDENT.search(exchange.user) or _INCIDENT.search(exchange.assistant[:400]):
-        return "incident"
-    if _PROCEDURE.search(exchange.user):
-        return "procedure"
-    if _CONSTRAINT.search(exchange.assistant):
-        return "constraint"
-    return "choice"
+def speaker_of(exchange: Exchange) -> str:
+    """Who made the choice the note keeps: the user when they stated it, else the agent
+    (memsift.lifecycle weighs a person's decision above the agent's)."""
+    from memsift.lifecycle import AGENT, USER
+
+    user = exchange.user.strip()
+    return USER if not user.endswith("?") and len(user.split()) >= STATEMENT_MIN_WORDS else AGENT
+
+
+def note_meta(text: str, exchange: Exchange, source: str) -> dict[str, str]:
+    """source, and act/by/sal as memsift.lifecycle annotates a new note."""
+    from memsift.lifecycle import annotate
+
+    return {"source": source, **annotate(text, speaker_of(exchange))}
 
 
 class OfflineKeeper:
@@ -259,8 +260,7 @@ def _notes_for(pending: Sequence[Exchange], keeper, host: str, session_id: str,
                 error=str(exc))
             continue
         if text and text.strip().upper() != "NONE":
-            notes.append(Note(text=text, written=written,
-                              meta={"source": source, "act": act_of(clean)}))
+            notes.append(Note(text=text, written=written, meta=note_meta(text, clean, source)))
     return notes
 
 
@@ -274,7 +274,7 @@ def process_session(job: Any, settings, *, transport=None) -> dict:
         through = _processed_through(state, turns)
         pending = [e for e in exchanges(turns) if e.turn > through]
         if not pending:
-            return {"exchanges": 0, "kept": 0}
+            return {"turns": len(turns), "exchanges": 0, "kept": 0}
         notes_file = NotesFile(notes_path(settings, root))
         known = {n.meta.get("source", "") for n in notes_file.read()}
         keeper = make_keeper(settings, transport=transport)
@@ -290,7 +290,8 @@ def process_session(job: Any, settings, *, transport=None) -> dict:
     revised = _revise(notes_file, settings, _field(job, "event"), added, transport)
     if added or revised:
         notes_changed(root, settings)
-    return {"exchanges": len(pending), "kept": len(added), "revised": revised}
+    return {"turns": len(turns), "exchanges": len(pending), "kept": len(added),
+            "revised": revised}
 
 
 def _revise(notes_file: NotesFile, settings, event: str, added: Sequence[Note],

@@ -13,7 +13,6 @@ structured output (a JSON list of {line, old, new|null}). Offline, near-duplicat
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,14 +22,6 @@ from memsift.log import log
 from memsift.notes import Note, NotesFile, format_note, parse
 from memsift.redact import redact_text
 
-# Cosine (MiniLM, normalised) above which two notes say the same thing: paraphrases of one
-# decision measured .80-.95 here, distinct decisions about the same tool .40-.75.
-DUPLICATE_COSINE = 0.88
-# A note with a correction cue supersedes an older note about the same subject above this.
-CORRECTION_COSINE = 0.70
-_CORRECTION = re.compile(
-    r"(?i)\b(?:no longer|not anymore|instead of|switched (?:from|to)|replaced|moved (?:from|away)|"
-    r"correction|actually|now uses?|we now|reverted|dropped|changed (?:from|to))\b")
 LLM_REVISION_TIMEOUT_S = 60.0  # a background pass over the whole file
 
 
@@ -112,50 +103,46 @@ def patches_from_json(data: Any) -> list[Patch]:
 
 
 # -- offline: merge near-duplicates, let a correction supersede -----------------------------
-
-def _newer_first(a: Note, b: Note) -> tuple[Note, Note]:
-    """(newer, older) by written date, then by position in the file."""
-    if (a.written or "", a.line) >= (b.written or "", b.line):
-        return a, b
-    return b, a
-
+# Which notes repeat or correct which is memsift.lifecycle's rule (find_links, with its named
+# cosine thresholds DUPLICATE_COS and SUPERSEDE_COS); here the older line of each link is
+# removed from the file (the history keeps it) and a correction records supersedes=<old id>.
 
 def offline_patches(content: str, fresh: Sequence[str] = (), embed=None) -> list[Patch]:
-    """Remove older notes that a newer one repeats or corrects; compares the fresh notes
-    (their texts) with all others, or every pair when fresh is empty."""
+    """Remove older notes that a newer one repeats or corrects. With `fresh` (texts of notes
+    just added), only links whose newer note is fresh are applied."""
+    from memsift import lifecycle
+
     notes = parse(content)
     if len(notes) < 2:
         return []
     if embed is None:
         from memsift.embed import embed
     vectors = embed([n.text for n in notes])
-    similarity = vectors @ vectors.T
+    row = {n.key: i for i, n in enumerate(notes)}
+
+    def cosine(a: Note, b: Note) -> float:
+        return float(vectors[row[a.key]] @ vectors[row[b.key]])
+
+    by_key = {n.key: n for n in notes}
     fresh_set = set(fresh)
-    removed: dict[int, Patch] = {}
-    updated: dict[int, Note] = {}
-    for i, a in enumerate(notes):
-        for j in range(i + 1, len(notes)):
-            b = notes[j]
-            if fresh_set and a.text not in fresh_set and b.text not in fresh_set:
-                continue
-            newer, older = _newer_first(a, b)
-            if older.line in removed or newer.line in removed:
-                continue
-            cosine = float(similarity[i, j])
-            corrects = bool(_CORRECTION.search(newer.text)) and cosine >= CORRECTION_COSINE
-            if cosine >= DUPLICATE_COSINE or corrects:
-                removed[older.line] = Patch(older.line, _line_text(content, older.line), None)
-                if corrects:
-                    base = updated.get(newer.line, newer)
-                    meta = dict(base.meta)
-                    meta["supersedes"] = ",".join(
-                        filter(None, [meta.get("supersedes", ""), older.key]))
-                    updated[newer.line] = Note(base.text, base.key, base.written, meta, base.line)
-    patches = list(removed.values())
-    for line, note in updated.items():
-        if line not in removed:
-            patches.append(Patch(line, _line_text(content, line), format_note(note)))
-    return sorted(patches, key=lambda p: p.line)
+    patches: dict[int, Patch] = {}
+    supersedes: dict[str, list[str]] = {}
+    for link in lifecycle.find_links(notes, cosine):
+        newer, older = by_key[link.new], by_key[link.old]
+        if fresh_set and newer.text not in fresh_set:
+            continue
+        patches[older.line] = Patch(older.line, _line_text(content, older.line), None)
+        if link.reason == "supersedes":
+            supersedes.setdefault(newer.key, []).append(older.key)
+    for key, olds in supersedes.items():
+        note = by_key[key]
+        if note.line in patches:
+            continue
+        meta = dict(note.meta)
+        meta["supersedes"] = ",".join(filter(None, [meta.get("supersedes", ""), *olds]))
+        updated = Note(note.text, note.key, note.written, meta, note.line)
+        patches[note.line] = Patch(note.line, _line_text(content, note.line), format_note(updated))
+    return sorted(patches.values(), key=lambda p: p.line)
 
 
 def _line_text(content: str, number: int) -> str:

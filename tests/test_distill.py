@@ -77,7 +77,8 @@ def test_a_decision_and_an_incident_become_short_dated_notes_with_their_source(t
     assert [n.meta["source"] for n in notes] == ["claude-code:s1:0", "claude-code:s1:6"]
     assert all(n.written == "2024-06-12" and len(n.text) <= MAX_NOTE_CHARS for n in notes)
     assert "Postgres" in notes[0].text and "writers" in notes[0].text
-    assert notes[1].meta["act"] == "incident" and "stream rows" in notes[1].text
+    assert "stream rows" in notes[1].text
+    assert {"act", "by", "sal"} <= set(notes[1].meta)
     assert notes[0].text != DECISION[1]  # extractive, never the raw exchange
 
 
