@@ -230,3 +230,48 @@ def _merged_away(project: Path) -> int:
 
         seen |= {n.meta.get("source") for n in parse(version.read_bytes().decode())}
     return len(seen - kept - {None})
+
+
+def _corpus_exchanges():
+    """Each section of the redaction corpus as the assistant's reply to a question."""
+    from test_redact import load_corpus
+
+    text, secrets = load_corpus()
+    sections = [s for s in text.split("\n## ") if s.strip() and not s.startswith("#")]
+    return [(f"Why does the deploy need this config? Section {n}.",
+             "The fix was to keep these settings because the deploy fails otherwise: " + body)
+            for n, body in enumerate(sections)], secrets
+
+
+def test_no_corpus_secret_reaches_the_notes_offline(tmp_path):
+    exchanges, secrets = _corpus_exchanges()
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, exchanges)
+    process_session(job(tmp_path, transcript), load_settings())
+    content = project_notes(tmp_path).read_text()
+    assert [s for s in secrets if s in content] == []
+
+
+def test_no_corpus_secret_reaches_the_llm_or_its_notes(tmp_path, monkeypatch, openai_server):
+    from fakes.openai_server import Reply, completion
+
+    def answer(body):
+        """Keep everything; as the note, echo the whole exchange back (the worst model)."""
+        if body.get("response_format"):
+            return json_reply({"patches": []})
+        if body.get("max_tokens") == 1:
+            return probs_reply({"A": 0.9, "B": 0.1})
+        return Reply(body=completion(body["messages"][-1]["content"]))
+
+    openai_server.on_chat = answer
+    exchanges, secrets = _corpus_exchanges()
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, exchanges)
+    settings = _llm_settings(monkeypatch, openai_server)
+    outcome = process_session(job(tmp_path, transcript, event="SessionEnd"), settings)
+    assert outcome["kept"] == len(exchanges)
+    sent = json.dumps([r.body for r in openai_server.requests])
+    content = project_notes(tmp_path).read_text()
+    assert [s for s in secrets if s in sent] == []
+    assert [s for s in secrets if s in content] == []
+    assert sent.count("[REDACTED:") >= len(secrets)
