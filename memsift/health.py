@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -562,14 +561,30 @@ def _checked(client, method: str, path: str, ok_also: Iterable[int] = (), **kwar
     raise HealthError(f"{method} {path}: HTTP {response.status_code}", reason=reason)
 
 
+_SPAWNED: list[int] = []  # probes started by this process, reaped on the next start
+
+
 def spawn_detached_probe(service: str) -> None:
-    """Start `python -m memsift.health probe <service>` in its own session: the hook returns
-    at once and the probe outlives it."""
-    subprocess.Popen(
-        [sys.executable, "-m", "memsift.health", "probe", service],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, close_fds=True,
-    )
+    """Start `python -m memsift.health probe <service>` in its own session with stdio on
+    /dev/null: the hook returns at once (the host waits for our stdout to close, not for the
+    probe) and the probe outlives it."""
+    _reap()
+    devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, flags, 0)
+               for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY))]
+    argv = [sys.executable, "-m", "memsift.health", "probe", service]
+    _SPAWNED.append(os.posix_spawn(sys.executable, argv, os.environ, setsid=True,
+                                   file_actions=devnull))
+
+
+def _reap() -> None:
+    """Collect probes that have finished, so a long-lived caller keeps no zombies."""
+    for pid in list(_SPAWNED):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _SPAWNED.remove(pid)
 
 
 def probe_all(settings, transport=None) -> dict[str, bool]:

@@ -114,6 +114,8 @@ class FakeCognee:
         if method == "GET" and route == "/api/v1/datasets":
             return 200, [{"id": hashlib.md5(n.encode()).hexdigest(), "name": n}
                          for n in self.datasets]
+        if method == "GET" and route.startswith("/api/v1/datasets/") and route.endswith("/data"):
+            return self._data(route.split("/")[4])
         if method == "POST" and route == "/api/v1/add":
             return self._add(body)
         if method == "POST" and route == "/api/v1/cognify":
@@ -142,8 +144,15 @@ class FakeCognee:
     def _add(self, body: Any) -> tuple[int, Any]:
         fields = body if isinstance(body, dict) else {}
         dataset = str(fields.get("datasetName", [""])[0])
-        ids = [self.add_text(dataset, text) for text in fields.get("raw_data", [])]
+        texts = fields.get("raw_data", []) + fields.get("data", [])
+        ids = [self.add_text(dataset, text) for text in texts]
         return 200, {"status": "PipelineRunCompleted", "data_ids": ids}
+
+    def _data(self, dataset_id: str) -> tuple[int, Any]:
+        for name, items in self.datasets.items():
+            if hashlib.md5(name.encode()).hexdigest() == dataset_id:
+                return 200, [{"id": data_id, "name": f"text_{data_id}.txt"} for data_id in items]
+        return 404, {"detail": "DatasetNotFoundError"}
 
     def _forget(self, body: dict) -> tuple[int, Any]:
         with self._lock:
