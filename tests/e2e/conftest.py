@@ -15,7 +15,7 @@ PLUGIN_FILES = ("plugin.json", "SKILL.md", "pyproject.toml", "README.md", "LICEN
                 ".claude-plugin", ".codex-plugin", ".agents", "hooks", "memsift")
 
 
-def _cli(name: str) -> str:
+def cli(name: str) -> str:
     path = find_cli(name)
     if path:
         return path
@@ -27,12 +27,12 @@ def _cli(name: str) -> str:
 
 @pytest.fixture
 def claude_bin() -> str:
-    return _cli("claude")
+    return cli("claude")
 
 
 @pytest.fixture
 def codex_bin() -> str:
-    return _cli("codex")
+    return cli("codex")
 
 
 def copy_plugin(dest: Path) -> Path:

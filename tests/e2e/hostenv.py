@@ -11,7 +11,8 @@ REPO = Path(__file__).resolve().parents[2]
 NPM_BIN = REPO / ".cache" / "npm" / "node_modules" / ".bin"
 # E2E_<NAME>_BIN overrides the pinned copy `make clis` installs (the MEMSIFT_ prefix is
 # cleared from every test's environment, so these names avoid it).
-BIN_ENV = {"claude": "E2E_CLAUDE_BIN", "codex": "E2E_CODEX_BIN"}
+BIN_ENV = {"claude": "E2E_CLAUDE_BIN", "codex": "E2E_CODEX_BIN", "node": "E2E_NODE_BIN",
+           "skills": "E2E_SKILLS_BIN"}
 FAKE_KEY = "sk-fake-e2e"
 
 

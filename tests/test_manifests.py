@@ -1,0 +1,67 @@
+"""One name, version and description everywhere a host or an installer reads them."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import memsift
+
+REPO = Path(__file__).resolve().parents[1]
+EXPECTED = {"name": memsift.NAME, "version": memsift.__version__,
+            "description": memsift.DESCRIPTION}
+
+
+def _json(path: str) -> dict:
+    return json.loads((REPO / path).read_text())
+
+
+def _pyproject() -> dict:
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+
+
+def _skill_front_matter() -> dict:
+    text = (REPO / "SKILL.md").read_text()
+    block = re.match(r"---\n(.*?)\n---\n", text, re.DOTALL).group(1)
+    return dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+
+
+MANIFESTS = {
+    "pyproject.toml": lambda: _pyproject(),
+    "plugin.json": lambda: _json("plugin.json"),
+    ".claude-plugin/plugin.json": lambda: _json(".claude-plugin/plugin.json"),
+    ".codex-plugin/plugin.json": lambda: _json(".codex-plugin/plugin.json"),
+    ".claude-plugin/marketplace.json entry":
+        lambda: _json(".claude-plugin/marketplace.json")["plugins"][0],
+}
+
+
+@pytest.mark.parametrize("source", sorted(MANIFESTS))
+def test_manifest_agrees_with_the_package(source):
+    manifest = MANIFESTS[source]()
+    assert {key: manifest.get(key) for key in EXPECTED} == EXPECTED
+
+
+def test_marketplaces_list_the_plugin_at_the_repo_root():
+    claude = _json(".claude-plugin/marketplace.json")
+    codex = _json(".agents/plugins/marketplace.json")
+    assert claude["name"] == codex["name"] == memsift.NAME
+    assert [p["name"] for p in claude["plugins"]] == [memsift.NAME]
+    assert claude["plugins"][0]["source"] == "./"
+    assert [(p["name"], p["source"]) for p in codex["plugins"]] == [
+        (memsift.NAME, {"source": "local", "path": "./"})]
+    assert claude["metadata"]["version"] == memsift.__version__
+
+
+def test_skill_front_matter_names_the_package():
+    front = _skill_front_matter()
+    assert front["name"] == memsift.NAME and front["description"]
+
+
+def test_codex_manifest_points_at_the_codex_hooks():
+    hooks = _json(".codex-plugin/plugin.json")["hooks"]
+    assert (REPO / hooks).is_file() and "codex" in hooks
