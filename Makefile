@@ -19,11 +19,13 @@ setup: $(BIN)/memsift
 demo: setup
 	$(BIN)/memsift demo
 
-# The real host CLIs for the end-to-end tests, pinned in tests/e2e/package.json.
-$(CACHE)/npm/node_modules/.bin/claude: tests/e2e/package.json
+# The real host CLIs for the end-to-end tests (claude, codex, and node 22 with the skills CLI),
+# pinned in tests/e2e/package.json and locked in its package-lock.json: `npm ci` installs
+# exactly the locked versions.
+$(CACHE)/npm/node_modules/.bin/claude: tests/e2e/package.json tests/e2e/package-lock.json
 	mkdir -p $(CACHE)/npm
-	cp tests/e2e/package.json tests/e2e/package-lock.json $(CACHE)/npm/ 2>/dev/null || cp tests/e2e/package.json $(CACHE)/npm/
-	cd $(CACHE)/npm && npm install --no-audit --no-fund --loglevel=error
+	cp tests/e2e/package.json tests/e2e/package-lock.json $(CACHE)/npm/
+	cd $(CACHE)/npm && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 clis: $(CACHE)/npm/node_modules/.bin/claude
