@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import httpx
 import openai
@@ -21,6 +21,9 @@ import openai
 from memsift.clock import Deadline
 from memsift.judge.base import KIND_DESCRIPTIONS, KINDS, JudgeError
 from memsift.redact import redact_text
+
+if TYPE_CHECKING:
+    from memsift.config import Settings
 
 TOP_LOGPROBS = 20  # the most OpenAI accepts, and vLLM's default max_logprobs
 MISSING_FLOOR = 1e-4  # an option absent from the top tokens is unlikely, not impossible
@@ -164,7 +167,7 @@ class OpenAICompatJudge:
 
     @classmethod
     def from_settings(
-        cls, settings: Mapping[str, Any], *, transport: httpx.BaseTransport | None = None
+        cls, settings: Settings, *, transport: httpx.BaseTransport | None = None
     ) -> OpenAICompatJudge:
         return cls(
             base_url=settings["llm.base_url"],
