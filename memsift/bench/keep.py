@@ -1,22 +1,37 @@
 """`memsift bench --keep`: precision and recall of the offline keep decision.
 
-Measured on the held-apart part of memsift/data/keep_exchanges.jsonl: whole templates the
-head never saw in training, so the numbers are about wording it has not met.
+Measured on two sets the head never trained on: the held-apart part of
+memsift/data/keep_exchanges.jsonl (whole templates it never saw) and
+memsift/data/keep_exchanges_hand.jsonl (72 exchanges written one by one, none from a template,
+never used in training), so the numbers are about wording it has not met.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from importlib import resources
+from pathlib import Path
 
-from memsift.judge.keep import KEEP_THRESHOLD, held_apart, keep_probability, load_exchanges
+from memsift.judge.keep import (
+    KEEP_THRESHOLD,
+    Exchange,
+    held_apart,
+    keep_probability,
+    load_exchanges,
+)
 
 TARGET_PRECISION = 0.85  # a bad note costs every future session: few false keeps
 TARGET_RECALL = 0.75  # a missed note costs only a repeat of the work once
 
 
-def measure(threshold: float = KEEP_THRESHOLD) -> dict[str, float]:
-    test = [e for e in load_exchanges() if held_apart(e)]
+def eval_sets() -> dict[str, list[Exchange]]:
+    hand = Path(str(resources.files("memsift.data").joinpath("keep_exchanges_hand.jsonl")))
+    return {"templates": [e for e in load_exchanges() if held_apart(e)],
+            "hand": load_exchanges(hand)}
+
+
+def measure(test: list[Exchange], threshold: float = KEEP_THRESHOLD) -> dict[str, float]:
     started = time.perf_counter()
     predicted = [keep_probability(e.user, e.assistant) >= threshold for e in test]
     elapsed = time.perf_counter() - started
@@ -33,16 +48,17 @@ def measure(threshold: float = KEEP_THRESHOLD) -> dict[str, float]:
     }
 
 
-def main(as_json: bool = False) -> dict[str, float]:
-    result = measure()
+def main(as_json: bool = False) -> dict[str, dict[str, float]]:
+    results = {name: measure(rows) for name, rows in eval_sets().items()}
     if as_json:
-        print(json.dumps({"keep": result}))
-    else:
-        print(f"keep decision on {result['exchanges']} held-apart exchanges "
-              f"({result['to_keep']} to keep): precision {result['precision']:.3f} "
+        print(json.dumps({"keep": results}))
+        return results
+    for name, result in results.items():
+        print(f"keep decision, {name} ({result['exchanges']} exchanges never trained on, "
+              f"{result['to_keep']} to keep): precision {result['precision']:.3f} "
               f"(target {TARGET_PRECISION}), recall {result['recall']:.3f} "
               f"(target {TARGET_RECALL}), {result['ms_per_exchange']:.2f} ms each")
-    return result
+    return results
 
 
 if __name__ == "__main__":
