@@ -275,3 +275,19 @@ def test_no_corpus_secret_reaches_the_llm_or_its_notes(tmp_path, monkeypatch, op
     assert [s for s in secrets if s in sent] == []
     assert [s for s in secrets if s in content] == []
     assert sent.count("[REDACTED:") >= len(secrets)
+
+
+def test_a_codex_rollout_is_distilled_the_same_way(tmp_path):
+    rollout = tmp_path / "rollout.jsonl"
+    lines = [{"type": "session_meta", "payload": {"id": "c1"}}]
+    for role, kind, text in (("user", "input_text", DECISION[0]),
+                             ("assistant", "output_text", DECISION[1]),
+                             ("user", "input_text", REACTION[0]),
+                             ("assistant", "output_text", REACTION[1])):
+        lines.append({"timestamp": "2024-06-12T10:00:00Z", "type": "response_item", "payload": {
+            "type": "message", "role": role, "content": [{"type": kind, "text": text}]}})
+    rollout.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    codex_job = {"host": "codex", "session_id": "c1", "transcript_path": str(rollout),
+                 "cwd": str(tmp_path), "event": "Stop"}
+    assert process_session(codex_job, load_settings())["kept"] == 1
+    assert [n.meta["source"] for n in project_notes(tmp_path).read()] == ["codex:c1:0"]
