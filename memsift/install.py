@@ -251,6 +251,21 @@ def plan(host: str, *, project: Path | None = None, python: str | None = None,
     return [change, config]
 
 
+def codex_project_trusted(project: Path) -> bool:
+    """Codex runs a project's .codex/hooks.json only once the project is trusted
+    (`[projects."<abs path>"] trust_level = "trusted"` in the user's config.toml, which Codex
+    writes when the user trusts the folder). memsift leaves that choice to the user."""
+    import tomllib
+
+    config = codex_home() / "config.toml"
+    try:
+        data = tomllib.loads(config.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+    entry = data.get("projects", {}).get(str(project.resolve()), {})
+    return isinstance(entry, dict) and entry.get("trust_level") == "trusted"
+
+
 def apply(changes: list[FileChange]) -> list[Path]:
     """Write the changed files (atomically, keeping each file's mode); returns their paths."""
     written = []

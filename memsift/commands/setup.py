@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from memsift.install import HOSTS, InstallError, apply, plan
+from memsift.install import HOSTS, InstallError, apply, codex_project_trusted, plan
 
 _host = click.argument("host", type=click.Choice(HOSTS))
 _project = click.option(
@@ -49,6 +49,10 @@ def install_command(host: str, project: Path | None, python: str | None, dry_run
     if python:
         python = str(Path(python).absolute())
     _run(host, project, dry_run, python=python)
+    if host == "codex" and project and not codex_project_trusted(project):
+        click.echo(f"note: Codex runs {project}/.codex/hooks.json only in a trusted project; "
+                   "trust it when Codex asks, or add to your Codex config.toml:\n"
+                   f'  [projects."{project.resolve()}"]\n  trust_level = "trusted"')
 
 
 @click.command("uninstall")

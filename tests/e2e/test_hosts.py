@@ -132,6 +132,21 @@ def test_codex_memsift_install_hooks_run_without_any_trust_bypass(
     assert any("Stop" in call for call in calls())
 
 
+def test_codex_project_install_runs_in_a_trusted_project(
+        codex_bin, stand_in_python, project, tmp_path):
+    python, marker, _ = stand_in_python
+    with FakeResponsesServer() as server:
+        env = codex_env(tmp_path / "home", server.url)
+        out = memsift("install", "codex", "--project", str(project), "--python", python,
+                      env=env).stdout
+        assert "trusted project" in out  # Codex skips project hooks until the user trusts it
+        with open(Path(env["CODEX_HOME"]) / "config.toml", "a") as config:
+            config.write(f'\n[projects."{project.resolve()}"]\ntrust_level = "trusted"\n')
+        codex_prompt(codex_bin, env, project)
+        bodies = server.response_bodies()
+    assert any(marker in body for body in bodies)
+
+
 # ---- (2) session end: the hook hands off inside the budget, the worker finishes ----
 
 def test_claude_session_end_worker_reads_the_transcript(
