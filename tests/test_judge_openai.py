@@ -1,10 +1,14 @@
-"""The OpenAI-compatible judge: the real openai client over real HTTP to a fake server."""
+"""The OpenAI-compatible judge over real HTTP to a fake server, through both transports:
+plain httpx (the prompt path's) and the real openai client."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -21,15 +25,28 @@ from memsift.clock import Deadline
 from memsift.config import load_settings
 from memsift.judge import get_judge
 from memsift.judge.base import KINDS, JudgeError
-from memsift.judge.openai_compat import MISSING_FLOOR, TOP_LOGPROBS, OpenAICompatJudge
+from memsift.judge.openai_compat import (
+    CLIENTS,
+    MISSING_FLOOR,
+    TOP_LOGPROBS,
+    OpenAICompatJudge,
+)
 
 KEY = "sk-test-0123456789"
 SLACK_S = 1.0  # a timed-out call may overrun its deadline by this much (thread and socket wakeups)
+SUBPROCESS_S = 60  # a fresh interpreter on a loaded 2-core machine; only a hang gets near it
+
+
+@pytest.fixture(params=CLIENTS)
+def client(request) -> str:
+    """Each behaviour holds for both transports."""
+    return request.param
 
 
 @pytest.fixture
-def judge(openai_server):
-    with OpenAICompatJudge(openai_server.url, FAKE_MODEL, KEY, timeout_s=2.0) as model:
+def judge(openai_server, client):
+    with OpenAICompatJudge(openai_server.url, FAKE_MODEL, KEY, timeout_s=2.0,
+                           client=client) as model:
         yield model
 
 
@@ -104,9 +121,10 @@ def test_server_past_the_deadline_raises_timeout_within_it(judge, openai_server,
     assert time.monotonic() - started < 0.4 + SLACK_S
 
 
-def test_llm_timeout_bounds_a_call_without_deadline(openai_server):
+def test_llm_timeout_bounds_a_call_without_deadline(openai_server, client):
     openai_server.script(Reply(hang=True))
-    with OpenAICompatJudge(openai_server.url, FAKE_MODEL, KEY, timeout_s=0.3) as model:
+    with OpenAICompatJudge(openai_server.url, FAKE_MODEL, KEY, timeout_s=0.3,
+                           client=client) as model:
         started = time.monotonic()
         with pytest.raises(JudgeError) as caught:
             model.worth_keeping("anything")
@@ -124,9 +142,10 @@ def test_spent_deadline_sends_nothing(judge, openai_server):
     assert openai_server.requests == []
 
 
-def test_wrong_key_raises_auth_error(openai_server):
+def test_wrong_key_raises_auth_error(openai_server, client):
     openai_server.api_key = "sk-the-right-one"
-    model = OpenAICompatJudge(openai_server.url, FAKE_MODEL, "sk-wrong", timeout_s=2.0)
+    model = OpenAICompatJudge(openai_server.url, FAKE_MODEL, "sk-wrong", timeout_s=2.0,
+                              client=client)
     with model, pytest.raises(JudgeError) as caught:
         model.kind("hello")
     assert caught.value.reason == "auth"
@@ -150,11 +169,11 @@ def test_timeout_is_not_retried(judge, openai_server):
     assert len(openai_server.chat_requests()) == 1
 
 
-def test_nothing_listening_raises_refused():
+def test_nothing_listening_raises_refused(client):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    model = OpenAICompatJudge(f"http://127.0.0.1:{port}/v1", FAKE_MODEL, KEY)
+    model = OpenAICompatJudge(f"http://127.0.0.1:{port}/v1", FAKE_MODEL, KEY, client=client)
     with model, pytest.raises(JudgeError) as caught:
         model.kind("hello")
     assert caught.value.reason == "refused"
@@ -213,6 +232,7 @@ def test_env_settings_select_the_openai_backend(openai_server, monkeypatch):
     model = get_judge(load_settings())
     try:
         assert isinstance(model, OpenAICompatJudge)
+        assert model.client == "http"  # the prompt path's judge: no openai import
         assert model.worth_keeping("x") == 1.0
     finally:
         model.close()
@@ -259,3 +279,94 @@ def test_secrets_in_user_text_never_reach_the_endpoint(judge, openai_server):
     assert len(bodies) == 3
     assert not any(secret in b for b in bodies)
     assert all("[REDACTED:aws_access_key]" in b for b in bodies)
+
+
+@pytest.mark.parametrize("reply", [
+    Reply(body=[1, 2]),
+    Reply(body={"choices": {"0": {}}}),
+    Reply(body={"choices": [{"logprobs": {"content": "A"}, "message": {"content": "A"}}]}),
+    Reply(body={"choices": [{"logprobs": {"content": [{"token": "A", "logprob": "high",
+                                                         "top_logprobs": []}]}}]}),
+], ids=["list", "choices-object", "content-string", "logprob-string"])
+def test_json_of_the_wrong_shape_raises_bad_reply(judge, openai_server, reply):
+    openai_server.script(reply)
+    with pytest.raises(JudgeError) as caught:
+        judge.choose("Which?", ["red", "green"], "x")
+    assert caught.value.reason == "bad_reply"
+
+
+def test_openai_environment_headers_are_sent_by_both_transports(openai_server, client,
+                                                                monkeypatch):
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-memsift")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-memsift")
+    monkeypatch.setenv("OPENAI_CUSTOM_HEADERS", "X-Team: infra\nX-Trace: on")
+    openai_server.script(text_reply("yes"))
+    with OpenAICompatJudge(openai_server.url, FAKE_MODEL, KEY, client=client) as model:
+        model.worth_keeping("x")
+    headers = openai_server.chat_requests()[0].headers
+    assert headers["openai-organization"] == "org-memsift"
+    assert headers["openai-project"] == "proj-memsift"
+    assert headers["x-team"] == "infra" and headers["x-trace"] == "on"
+    assert headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_http_transport_never_sends_another_tools_key(openai_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_CUSTOM_HEADERS", "Authorization: Bearer sk-of-another-tool")
+    openai_server.script(text_reply("yes"))
+    with OpenAICompatJudge(openai_server.url, FAKE_MODEL, KEY) as model:
+        model.worth_keeping("x")
+    assert openai_server.chat_requests()[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_an_empty_key_is_sent_as_none(openai_server, client):
+    openai_server.script(text_reply("yes"))
+    with OpenAICompatJudge(openai_server.url, FAKE_MODEL, "", client=client) as model:
+        model.worth_keeping("x")
+    assert openai_server.chat_requests()[0].headers["authorization"] == "Bearer none"
+
+
+def test_from_settings_takes_the_transport_it_is_told(openai_server, monkeypatch, client):
+    monkeypatch.setenv("MEMSIFT_LLM_BASE_URL", openai_server.url)
+    monkeypatch.setenv("MEMSIFT_LLM_MODEL", FAKE_MODEL)
+    openai_server.script(text_reply("B"))
+    with OpenAICompatJudge.from_settings(load_settings(), client=client) as model:
+        assert model.client == client
+        assert model.choose("Which?", ["red", "green"], "x") == {"red": 0.0, "green": 1.0}
+
+
+def test_an_unknown_transport_is_refused(openai_server):
+    with pytest.raises(ValueError, match="http, openai"):
+        OpenAICompatJudge(openai_server.url, FAKE_MODEL, KEY, client="grpc")
+
+
+def test_a_base_url_that_is_no_url_is_a_config_error():
+    with pytest.raises(JudgeError) as caught:
+        OpenAICompatJudge("http://[::1", FAKE_MODEL, KEY)
+    assert caught.value.reason == "config"
+
+
+PROMPT_PATH_CHECK = """
+import sys
+import memsift.hook, memsift.cascade, memsift.health, memsift.judge.openai_compat
+from memsift.config import load_settings
+from memsift.judge import get_judge
+assert 'openai' not in sys.modules, 'imported on the prompt path'
+judge = get_judge(load_settings())
+kinds = judge.kind('why did we pick sqlite?')
+judge.close()
+assert 'openai' not in sys.modules, 'imported by asking'
+print(max(kinds, key=kinds.get))
+"""
+
+
+def test_the_prompt_path_never_imports_openai(openai_server, monkeypatch):
+    # A fresh interpreter: this test process has imported openai long before.
+    monkeypatch.setenv("MEMSIFT_LLM_BASE_URL", openai_server.url)
+    monkeypatch.setenv("MEMSIFT_LLM_MODEL", FAKE_MODEL)
+    openai_server.script(probs_reply({"G": 0.9, "F": 0.1}))
+    done = subprocess.run([sys.executable, "-c", PROMPT_PATH_CHECK], check=False,
+                          capture_output=True, text=True, timeout=SUBPROCESS_S,
+                          env=os.environ.copy())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "past_choice"
+    assert len(openai_server.chat_requests()) == 1

@@ -4,6 +4,12 @@ Every question is one chat completion whose answer is a single token: a letter f
 among options, "yes"/"no" for a score. With `logprobs`, the top tokens of that one position
 become a probability per option; a server that sends no logprobs still gives the answer text,
 which then counts as probability 1. Nothing is retried: the prompt path has no time for it.
+
+Two transports send the same request. "http" (the default, and what the hook gets) posts it
+with httpx directly (memsift.judge.chat_http): importing the `openai` client costs 1.1-1.6 s of
+CPU in a fresh process, more than the prompt path's kind step has (0.6 s), so with it the first
+question of every prompt timed out. "openai" goes through the `openai` client, for callers off
+the prompt path that already pay for it.
 """
 
 from __future__ import annotations
@@ -15,14 +21,15 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Self
 
-import httpx
-import openai
-
 from memsift.clock import Deadline
 from memsift.judge.base import KIND_DESCRIPTIONS, KINDS, JudgeError
+from memsift.judge.chat_http import ChatHTTP
 from memsift.redact import redact_text
 
 if TYPE_CHECKING:
+    import httpx
+    import openai
+
     from memsift.config import Settings
 
 TOP_LOGPROBS = 20  # the most OpenAI accepts, and vLLM's default max_logprobs
@@ -32,6 +39,8 @@ MIN_CALL_S = 0.05  # with less time left than this a request cannot come back: d
 # up to a dozen); a local server queues what it cannot run together.
 MAX_PARALLEL = 16
 NO_KEY = "none"  # local servers need no key, but the client insists on one
+HTTP, OPENAI = "http", "openai"  # the transports: plain httpx, or the openai client
+CLIENTS = (HTTP, OPENAI)
 LETTERS = string.ascii_uppercase
 YES, NO = "yes", "no"
 DEFAULT_THRESHOLD = 0.5  # P(yes) is the model's own odds: above even, the item answers
@@ -150,35 +159,40 @@ class OpenAICompatJudge:
         timeout_s: float = 1.5,
         *,
         transport: httpx.BaseTransport | None = None,
+        client: str = HTTP,
     ) -> None:
+        if client not in CLIENTS:
+            raise ValueError(f"client is one of {', '.join(CLIENTS)}, not {client!r}")
         if not model:
             raise JudgeError("llm.model is not set (e.g. gpt-4o-mini, llama3.2:3b)", "config")
         self.base_url = base_url
         self.model = model
         self.timeout_s = float(timeout_s)
-        http_client = httpx.Client(transport=transport, timeout=self.timeout_s)
-        self._client = openai.OpenAI(
-            base_url=base_url,
-            api_key=api_key or NO_KEY,
-            max_retries=0,
-            timeout=self.timeout_s,
-            http_client=http_client,
-        )
+        self.client = client
+        chat = ChatHTTP if client == HTTP else OpenAIChat
+        self._chat = chat(base_url, api_key or NO_KEY, self.timeout_s, transport=transport)
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, *, transport: httpx.BaseTransport | None = None
+        cls,
+        settings: Settings,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        client: str = HTTP,
     ) -> OpenAICompatJudge:
+        """The judge of the llm.* settings. `client="http"` (the default) keeps `openai` out
+        of the process; `client="openai"` sends the same questions through its client."""
         return cls(
             base_url=settings["llm.base_url"],
             model=settings["llm.model"],
             api_key=settings["llm.api_key"],
             timeout_s=settings["llm.timeout_s"],
             transport=transport,
+            client=client,
         )
 
     def close(self) -> None:
-        self._client.close()
+        self._chat.close()
 
     def __enter__(self) -> Self:
         return self
@@ -246,7 +260,11 @@ class OpenAICompatJudge:
 
     def _ask(self, prompt: str, labels: Sequence[str], deadline: Deadline | None) -> dict[str, float]:
         response = self._complete(prompt, self._call_timeout(deadline))
-        return probabilities(response, labels)
+        try:
+            return probabilities(response, labels)
+        except (AttributeError, TypeError, KeyError, IndexError) as exc:
+            # JSON of the wrong shape (a list where an object belongs, a string for a number)
+            raise JudgeError(f"unreadable reply from {self.base_url}", "bad_reply") from exc
 
     def _call_timeout(self, deadline: Deadline | None) -> float:
         """This call's limit: llm.timeout_s, and never past the caller's deadline."""
@@ -256,28 +274,61 @@ class OpenAICompatJudge:
         return seconds
 
     def _complete(self, prompt: str, timeout_s: float) -> Any:
-        messages = [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": prompt},
-        ]
+        request = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": prompt},
+            ],
+            "max_tokens": 1,
+            "temperature": 0,
+            "logprobs": True,
+            "top_logprobs": TOP_LOGPROBS,
+        }
+        return self._chat.complete(request, timeout_s)
+
+
+class OpenAIChat:
+    """The same chat completion through the `openai` client, imported only when built: its
+    import alone is longer than the prompt path's kind step."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        timeout_s: float,
+        *,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        import httpx
+        import openai
+
+        self.base_url = base_url
+        self._errors = openai.OpenAIError
+        self._client = openai.OpenAI(
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=0,
+            timeout=timeout_s,
+            http_client=httpx.Client(transport=transport, timeout=timeout_s),
+        )
+
+    def complete(self, request: dict[str, Any], timeout_s: float) -> Any:
         try:
-            return self._client.chat.completions.create(
-                model=self.model,
-                messages=messages,  # type: ignore[arg-type]
-                max_tokens=1,
-                temperature=0,
-                logprobs=True,
-                top_logprobs=TOP_LOGPROBS,
-                timeout=timeout_s,
-            )
-        except openai.OpenAIError as exc:
+            return self._client.chat.completions.create(**request, timeout=timeout_s)
+        except self._errors as exc:
             raise _convert(exc, self.base_url, timeout_s) from exc
         except ValueError as exc:  # a body that is not JSON
             raise JudgeError(f"unreadable reply from {self.base_url}", "bad_reply") from exc
 
+    def close(self) -> None:
+        self._client.close()
+
 
 def _convert(exc: openai.OpenAIError, base_url: str, timeout_s: float) -> JudgeError:
     """The client's errors as one JudgeError with a reason."""
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):
         return JudgeError(f"no answer from {base_url} within {timeout_s:.2f}s", "timeout")
     if isinstance(exc, openai.APIConnectionError):
