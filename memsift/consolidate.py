@@ -115,7 +115,7 @@ def usage_events(decisions: Sequence[Mapping], turns: Sequence[Turn],
     for decision, exchange in pair_decisions(decisions, exchanges(turns)):
         for item in decision.get("added", []):
             note = by_key.get(str(item.get("id", "")))
-            if note is None or item.get("source", "notes") != "notes":
+            if note is None or item.get("source", "notes") not in ("notes", "rule"):
                 continue
             verdict = lc.usage(note, exchange.message, exchange.reply, exchange.next_user)
             if verdict:
@@ -277,7 +277,8 @@ def _fill_standing(report: Report, notes: Sequence[Note], states: Mapping, now: 
                     if lc.note_retrievability(n, now, states) < lc.FADED_R]
 
 
-def maybe_consolidate(project_root, settings, now: datetime | None = None) -> Report | None:
+def maybe_consolidate(project_root, settings, now: datetime | None = None,
+                      similarity_for=embedding_similarity) -> Report | None:
     """Consolidate if the last run is a day old or more (a stamp file in the project's data
     folder, checked and written under a lock so two workers never both run). None if skipped."""
     now = now or clock_now()
@@ -287,7 +288,7 @@ def maybe_consolidate(project_root, settings, now: datetime | None = None) -> Re
         if last is not None and now - last < CONSOLIDATE_EVERY:
             return None
         atomic_write(stamp, now.isoformat(timespec="seconds") + "\n")
-    return consolidate(project_root, settings, now)
+    return consolidate(project_root, settings, now, similarity_for)
 
 
 def _read_stamp(stamp: Path) -> datetime | None:

@@ -515,9 +515,9 @@ def apply_usage(entry: Mapping | None, note: Note, verdict: str, when: str) -> d
 
 # --- rules -----------------------------------------------------------------------------------
 
-_RULE_START = re.compile(
-    r"^\s*(never|always|do not|don'?t|must not|must|no one may|nobody may|under no circumstances"
-    r"|rule:|team rule:|hard rule:|policy:|constraint:)\b", _I)
+_RULE_PREFIXES = ("never", "always", "do not", "don't", "dont", "must not", "must", "no one may",
+                  "nobody may", "under no circumstances", "rule:", "team rule:", "hard rule:",
+                  "policy:", "constraint:")
 _RULE_ANYWHERE = re.compile(r"\b(team rule|hard rule|hard constraint|house rule)\b", _I)
 RULE_CUE_WORDS = frozenset({"never", "always", "must", "rule", "team", "hard", "constraint",
                             "policy", "don't", "not"})
@@ -529,8 +529,20 @@ _CLAUSE_END = re.compile(r"[.;:,](\s|$)|\s[-\u2013\u2014]\s")
 RULES_SHARE = 0.3  # of budget.chars: rules are short lines and must leave room for the answer
 
 
+def _starts_like_rule(text: str) -> bool:
+    head = text[:30].lstrip().lower()
+    for prefix in _RULE_PREFIXES:
+        if head.startswith(prefix):
+            rest = head[len(prefix):len(prefix) + 1]
+            return not rest or not (rest.isalnum() or rest in "_-'") or prefix.endswith(":")
+    return False
+
+
 def looks_like_rule(text: str) -> bool:
-    return bool(_RULE_START.search(text) or _RULE_ANYWHERE.search(text))
+    if _starts_like_rule(text):
+        return True
+    # a plain substring test first: the prompt path asks this of every note
+    return ("ule" in text or "onstraint" in text) and bool(_RULE_ANYWHERE.search(text))
 
 
 def is_rule(note: Note) -> bool:
@@ -560,6 +572,9 @@ def rules_for(message: str, notes: Sequence[Note], budget_chars: int | None = No
               similarity: Callable[[Note], float | None] | None = None) -> list[Note]:
     """The visible rules whose subject the message brings up, most specific first, as many as
     fit in `budget_chars` (the rules' share of the block; None: no limit)."""
+    rules = [n for n in notes if is_rule(n)]  # rare: the hidden set is built only if any
+    if not rules:
+        return []
     found = []
     for note in visible(notes):
         if not is_rule(note):

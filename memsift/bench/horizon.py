@@ -84,6 +84,7 @@ HISTORY = [
 
 _STAGING_ASKS = ("deploy this branch to the staging host",
                  "ssh into the staging host and tail the app logs",
+                 "deploy to the staging host with deploy.sh",  # the rota's pick on day 18
                  "what's the staging host again?")
 _HTTP_ASKS = ("add a retry to the payments API call in the billing client",
               "why does the billing client time out when calling the payments API?")
@@ -93,17 +94,16 @@ _TERRAFORM_ASKS = ("apply the terraform plan for the new bucket",
 _CARD_ASKS = ("add debug logging of the card payload in the payments service",
               "log the card data of failed charges so we can debug them")
 _DECISION_ASKS = {
-    "d1": (("add a background job that exports invoices every hour",
-            "Added export_invoices as a Celery task on the Redis broker, retries capped at 5."),
-           ("the export job failed twice overnight, should it retry?",
-            "It already retries: Celery with Redis, capped at 5 retries like every job.")),
-    "d2": (("the nightly invoice job ran twice last night, how do we stop the overlap?",
-            ("Take the Postgres advisory lock at the start of the nightly invoice job so two "
-             "runs never overlap.")),),
-    "d3": (("format the new module before the PR",
+    "d1": (("do background jobs still run on Celery with Redis, and are retries capped?",
+            "Yes: Celery on the Redis broker, retries capped at 5; the export job follows that."),
+           ("what broker and retry cap do our background jobs run with?",
+            "Redis as the Celery broker, retries capped at 5.")),
+    "d2": (("how do we keep two runs of the nightly invoice job from overlapping?",
+            "Take the Postgres advisory lock at the start of the job; a second run waits."),),
+    "d3": (("format the new module the way we decided for all Python code",
             "Ran ruff format over the module with a line length of 100."),
-           ("what formatter do we use for Python?",
-            "ruff format, line length 100, on all Python code.")),
+           ("which formatter and line length did we decide on for Python code?",
+            "ruff format, line length 100.")),
 }
 _ELSE = (("thanks, looks good", "You're welcome."), ("run the tests", "All 214 tests pass."),
          ("rename the settings button to Preferences", "Renamed it in settings.tsx."))
@@ -127,8 +127,11 @@ def asks_of(day: int) -> list[Ask]:
     asks = []
     if day % 3 == 0:
         host = _host(day - 1) if day else _host(0)
-        asks.append(Ask(day, _STAGING_ASKS[day // 3 % 3],
+        asks.append(Ask(day, _STAGING_ASKS[day // 3 % len(_STAGING_ASKS)],
                         f"Using deploy@{host} via ./deploy.sh staging.", "staging"))
+        if day == CONTRADICTED_DAY:  # the user's next message says the note is outdated
+            asks.append(Ask(day, "no, that's outdated: the staging host moved to 10.0.3.12 "
+                                 "this week", "Noted, deploy@10.0.3.12 from now on."))
     if day % 4 == 1:
         lib = _lib(day - 1)
         asks.append(Ask(day, _HTTP_ASKS[day // 4 % 2],
@@ -142,9 +145,6 @@ def asks_of(day: int) -> list[Ask]:
         if day > 5 and day % 6 == offset:
             text, reply = rota[day // 6 % len(rota)]
             asks.append(Ask(day, text, reply, name))
-    if day == CONTRADICTED_DAY:
-        asks.append(Ask(day, "no, that's outdated: the staging host moved to 10.0.3.12 this week",
-                        "Noted, deploy@10.0.3.12 from now on."))
     text, reply = _ELSE[day % len(_ELSE)]
     asks.append(Ask(day, text, reply))
     return asks
@@ -210,7 +210,7 @@ def _count(tally: Tally, ask: Ask, added: set[str]) -> None:
             ask.subject in added)
 
 
-def _prompt(project: Path, settings, day: int, ask: Ask, minute: int) -> set[str]:
+def _prompt(project: Path, settings, day: int, ask: Ask, minute: int, parts: dict) -> set[str]:
     from memsift.audit import read_audit
     from memsift.cascade import run_prompt
     from memsift.events import Event
@@ -218,12 +218,12 @@ def _prompt(project: Path, settings, day: int, ask: Ask, minute: int) -> set[str
     when = START + timedelta(days=day, minutes=minute)
     with _env(MEMSIFT_NOW=when.isoformat()):
         run_prompt(Event(host="claude-code", name="UserPromptSubmit", session_id=f"day{day}",
-                         cwd=str(project), prompt=ask.text), settings)
+                         cwd=str(project), prompt=ask.text), settings, **parts)
     last = read_audit(n=1, project=str(project), path=settings.paths.audit_file)
     return {item["id"] for item in last[0]["added"]} if last else set()
 
 
-def _session_end(project: Path, settings, day: int, asks: list[Ask]) -> dict:
+def _session_end(project: Path, settings, day: int, asks: list[Ask], similarity_for) -> dict:
     from memsift import lifecycle as lc
     from memsift.consolidate import maybe_consolidate, record_session
     from memsift.events import Turn
@@ -238,12 +238,14 @@ def _session_end(project: Path, settings, day: int, asks: list[Ask]) -> dict:
             for s in said)
         turns = [t for a in asks for t in (Turn("user", a.text), Turn("assistant", a.reply))]
         queued = record_session(project, settings, f"day{day}", turns)
-        report = maybe_consolidate(project, settings, when)
+        report = maybe_consolidate(project, settings, when, *similarity_for)
     return {"queued": queued, "report": report.to_dict() if report else None}
 
 
-def replay(home: Path, days: int = DAYS) -> dict:
-    """Run the history in a fresh memsift home; returns the counts and the final standing."""
+def replay(home: Path, days: int = DAYS, *similarity_for, **parts) -> dict:
+    """Run the history in a fresh memsift home; returns the counts and the final standing.
+    `parts` go to the cascade (judge=, embedder=, store=) and `similarity_for` to
+    consolidation: the defaults are the real ones."""
     with _env(MEMSIFT_HOME=str(home)):
         from memsift.config import load_settings
 
@@ -256,8 +258,8 @@ def replay(home: Path, days: int = DAYS) -> dict:
         for day in range(days):
             asks = asks_of(day)
             for minute, ask in enumerate(asks):
-                _count(tally, ask, _prompt(project, settings, day, ask, 60 + minute))
-            end = _session_end(project, settings, day, asks)
+                _count(tally, ask, _prompt(project, settings, day, ask, 60 + minute, parts))
+            end = _session_end(project, settings, day, asks, similarity_for)
             if end["report"]:
                 reinforced += len(end["report"]["reinforced"])
                 weakened += len(end["report"]["weakened"])
