@@ -1,0 +1,476 @@
+"""A local Cognee server for a user with none, for the tests and for the bench.
+
+Cognee (about 1.6 GB with its dependencies, 5-9 s to import) runs in its own Python: the
+`cognee` extra in memsift's environment, or a separate venv (`memsift cognee install`), so
+memsift's own install stays light. Beside it runs memsift's model server
+(memsift.embed_server): Cognee's embeddings come from memsift's offline model, and, when no
+language model is configured, cognify's questions get the offline answer (an empty graph).
+
+Access control stays on: a user is created from DEFAULT_USER_EMAIL/PASSWORD, memsift logs in
+once and creates an API key, and every later request carries only that key.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+COGNEE_VERSION = "1.6.5"  # the version whose API shapes memsift was checked against
+HEALTH_TIMEOUT_S = 180.0  # healthy after 10-12 s on a quiet machine; far more on a busy one
+MODEL_SERVER_TIMEOUT_S = 60.0  # the model server prints its URL once its port is bound
+COGNIFY_TIMEOUT_S = 900.0  # 300 notes took 81 s here; a large first upload may take minutes
+STOP_GRACE_S = 10.0  # SIGTERM, then SIGKILL after this
+LOGIN_EMAIL = "memsift@localhost.example"  # the local server's one user
+DONE_STATES = {"DATASET_PROCESSING_COMPLETED", "DATASET_PROCESSING_ERRORED"}
+
+
+class CogneeServerError(Exception):
+    """The local server could not be installed, started, reached or stopped."""
+
+
+# --- finding Cognee's Python --------------------------------------------------------------------
+
+
+def default_venv(settings=None) -> Path:
+    from memsift.paths import get_paths
+
+    paths = settings.paths if settings is not None else get_paths()
+    return paths.cache_dir / "cognee-venv"
+
+
+def venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def cognee_python(settings=None) -> Path | None:
+    """MEMSIFT_COGNEE_PYTHON, else this Python if the `cognee` extra is installed, else the
+    venv made by `memsift cognee install`."""
+    explicit = os.environ.get("MEMSIFT_COGNEE_PYTHON")
+    if explicit:
+        return Path(explicit)
+    if importlib.util.find_spec("cognee") is not None:
+        return Path(sys.executable)
+    candidate = venv_python(default_venv(settings))
+    return candidate if candidate.exists() else None
+
+
+def install_venv(venv: Path) -> None:
+    """Create the venv and install Cognee into it (about 1.6 GB, a minute or two)."""
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv_python(venv)), "-m", "pip", "install", "--quiet",
+                    f"cognee=={COGNEE_VERSION}"], check=True)
+
+
+def _site_packages(python: Path) -> Path:
+    out = subprocess.run([str(python), "-c", ("import sysconfig; print(sysconfig.get_paths()"
+                          "['purelib'])")], capture_output=True, text=True, check=True)
+    return Path(out.stdout.strip())
+
+
+# --- the environment Cognee runs in -------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class ServerPlan:
+    """Everything one local server needs: where it keeps its data, its port, its models."""
+
+    root: Path
+    port: int
+    password: str
+    model_url: str = ""  # memsift's model server, once started
+    llm_url: str = ""  # a real language model (OpenAI-compatible); empty = offline answers
+    llm_key: str = ""
+    llm_model: str = ""
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def cognee_env(plan: ServerPlan, python: Path) -> dict[str, str]:
+    """Offline, private, loopback only. Each setting's reason is in docs/cognee.md."""
+    from memsift import embed
+
+    empty_env = plan.root / "empty.env"
+    empty_env.touch()
+    site = _site_packages(python)
+    offline = not plan.llm_url
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "EMBEDDING_"))}
+    env.update({
+        "TELEMETRY_DISABLED": "1",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "HF_HUB_OFFLINE": "1",
+        "TIKTOKEN_CACHE_DIR": str(site / "litellm" / "litellm_core_utils" / "tokenizers"),
+        "COGNEE_ENV_FILE": str(empty_env),  # else a .env in the cwd overrides all of this
+        "DATA_ROOT_DIRECTORY": str(plan.root / "data"),
+        "SYSTEM_ROOT_DIRECTORY": str(plan.root / "system"),
+        "CACHE_ROOT_DIRECTORY": str(plan.root / "cache"),
+        "HOME": str(plan.root / "home"),
+        "ENABLE_BACKEND_ACCESS_CONTROL": "true",  # off, dataset filters do not isolate
+        "DEFAULT_USER_EMAIL": LOGIN_EMAIL,
+        "DEFAULT_USER_PASSWORD": plan.password,
+        "HTTP_API_HOST": "127.0.0.1",
+        "HTTP_API_PORT": str(plan.port),
+        "EMBEDDING_PROVIDER": "openai_compatible",
+        "EMBEDDING_ENDPOINT": plan.model_url,
+        "EMBEDDING_MODEL": "text-embedding-3-small",  # a name tiktoken knows, for chunking
+        "EMBEDDING_DIMENSIONS": str(embed.DIM),
+        "EMBEDDING_MAX_COMPLETION_TOKENS": str(embed.MAX_TOKENS),
+        "EMBEDDING_API_KEY": "local",
+        "LLM_PROVIDER": "openai",
+        "LLM_ENDPOINT": plan.model_url if offline else plan.llm_url,
+        "LLM_MODEL": "openai/memsift-offline" if offline else f"openai/{plan.llm_model}",
+        "LLM_API_KEY": "local" if offline else (plan.llm_key or "local"),
+        "GRAPH_EXTRACTOR": "llm",  # "auto" would pick the GLiNER demo, which downloads
+    })
+    if offline:
+        env["SUMMARY_METHOD"] = "from_extraction"  # no invented summaries: none at all
+    (plan.root / "home").mkdir(parents=True, exist_ok=True)
+    return env
+
+
+# --- processes ----------------------------------------------------------------------------------
+
+
+def start_model_server(log_path: Path) -> tuple[subprocess.Popen, str]:
+    """memsift's model server on a free loopback port; returns the process and its /v1 URL."""
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "memsift.embed_server", "--port", "0"],
+                                stdout=subprocess.PIPE, stderr=log, start_new_session=True)
+    ready = _read_line_within(proc, MODEL_SERVER_TIMEOUT_S)
+    if not ready.startswith("http://"):
+        stop_process(proc.pid)
+        raise CogneeServerError(f"the model server did not start (see {log_path})")
+    return proc, ready
+
+
+def _read_line_within(proc: subprocess.Popen, seconds: float) -> str:
+    import selectors
+
+    assert proc.stdout is not None
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        if not sel.select(seconds):
+            return ""
+    return proc.stdout.readline().decode().strip()
+
+
+def start_cognee(plan: ServerPlan, python: Path, log_path: Path) -> subprocess.Popen:
+    python = python.absolute()  # it runs in its own folder; absolute, not resolved (a venv)
+    env = cognee_env(plan, python)
+    with open(log_path, "ab") as log:
+        return subprocess.Popen([str(python), "-m", "cognee.api.client"], env=env,
+                                cwd=str(plan.root), stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def wait_healthy(url: str, proc: subprocess.Popen | None = None,
+                 timeout_s: float = HEALTH_TIMEOUT_S) -> float:
+    """Seconds until GET /health answered 200; raises if the process dies or time runs out."""
+    start = time.monotonic()
+    with httpx.Client(trust_env=False) as http:
+        while time.monotonic() - start < timeout_s:
+            if proc is not None and proc.poll() is not None:
+                raise CogneeServerError(f"Cognee exited with status {proc.returncode}")
+            with contextlib.suppress(httpx.HTTPError):
+                if http.get(url + "/health", timeout=2.0).status_code == 200:
+                    return time.monotonic() - start
+            time.sleep(0.5)
+    raise CogneeServerError(f"Cognee was not healthy within {timeout_s:.0f}s")
+
+
+def stop_process(pid: int, grace_s: float = STOP_GRACE_S) -> bool:
+    """SIGTERM the process group we started, SIGKILL after the grace period."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return False
+    end = time.monotonic() + grace_s
+    while time.monotonic() < end:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:  # not our child: poll for its end instead
+            if not _alive(pid):
+                return True
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    return True
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# --- the one user and its key -------------------------------------------------------------------
+
+
+def create_api_key(url: str, password: str, name: str = "memsift") -> str:
+    """Log in once as the local user and create an API key (the only JWT memsift ever uses)."""
+    with httpx.Client(base_url=url, trust_env=False, timeout=30.0) as http:
+        login = http.post("/api/v1/auth/login",
+                          data={"username": LOGIN_EMAIL, "password": password})
+        if login.status_code != 200:
+            raise CogneeServerError(f"login failed ({login.status_code}): {login.text[:200]}")
+        token = login.json()["access_token"]
+        reply = http.post("/api/v1/auth/api-keys", json={"name": name},
+                          headers={"Authorization": f"Bearer {token}"})
+        if reply.status_code >= 400:
+            raise CogneeServerError(f"API key not created ({reply.status_code})")
+        return reply.json()["key"]
+
+
+# --- a throwaway server (tests, bench) ----------------------------------------------------------
+
+
+@dataclass
+class RunningServer:
+    url: str
+    api_key: str
+    root: Path
+    pids: tuple[int, ...]
+    healthy_after_s: float
+
+
+@contextlib.contextmanager
+def throwaway_server(python: Path | None = None, *, log_dir: Path | None = None,
+                     keep_root: bool = False) -> Iterator[RunningServer]:
+    """A fresh local Cognee server with memsift's model server, in a temp folder, removed on
+    exit. `with throwaway_server() as server: ... server.url, server.api_key`."""
+    python = python or cognee_python()
+    if python is None or not python.exists():
+        raise CogneeServerError("no Cognee installed: run `memsift cognee install`")
+    root = Path(tempfile.mkdtemp(prefix="memsift-cognee-"))
+    logs = log_dir or root
+    procs: list[subprocess.Popen] = []
+    try:
+        model, model_url = start_model_server(logs / "model-server.log")
+        procs.append(model)
+        plan = ServerPlan(root, free_port(), secrets.token_urlsafe(16), model_url=model_url)
+        procs.append(start_cognee(plan, python, logs / "cognee-server.log"))
+        healthy = wait_healthy(plan.url, procs[-1])
+        key = create_api_key(plan.url, plan.password)
+        yield RunningServer(plan.url, key, root, tuple(p.pid for p in procs), healthy)
+    finally:
+        for proc in reversed(procs):
+            stop_process(proc.pid)
+        if not keep_root:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+# --- importing a memory and waiting for cognify -------------------------------------------------
+
+
+def wait_cognified(client, dataset: str, timeout_s: float = COGNIFY_TIMEOUT_S) -> float:
+    """Seconds until the dataset's processing finished; raises if it errored or ran out."""
+    start = time.monotonic()
+    dataset_id = client.dataset_id(dataset)
+    if dataset_id is None:
+        raise CogneeServerError(f"no dataset {dataset!r}")
+    while time.monotonic() - start < timeout_s:
+        state = client.status(dataset_id)
+        if state == "DATASET_PROCESSING_COMPLETED":
+            return time.monotonic() - start
+        if state == "DATASET_PROCESSING_ERRORED":
+            raise CogneeServerError(f"cognify of {dataset!r} failed (see the server log)")
+        time.sleep(0.5)
+    raise CogneeServerError(f"cognify of {dataset!r} not finished in {timeout_s:.0f}s")
+
+
+def import_memory(url: str, api_key: str, dataset: str, passages: list[dict],
+                  timeout_s: float = COGNIFY_TIMEOUT_S) -> dict:
+    """Put passages ({"id", "text", "written"?}) into a dataset, cognify, wait until done.
+    Returns {"data_ids": {data_id: {"id", "written"}}, "cognify_s": seconds}: the index a
+    CogneeStore uses to show each result's own id and date."""
+    from memsift.longterm.cognee import CogneeClient
+    from memsift.sync import ADD_BATCH, content_md5
+
+    client = CogneeClient(url, api_key)
+    try:
+        dataset_id = client.create_dataset(dataset)
+        for start in range(0, len(passages), ADD_BATCH):
+            client.add_texts(dataset, [p["text"] for p in passages[start:start + ADD_BATCH]])
+        started = time.monotonic()
+        client.cognify(dataset, background=True)
+        wait_cognified(client, dataset, timeout_s)
+        cognify_s = time.monotonic() - started
+        by_md5 = {content_md5(p["text"]): p for p in passages}
+        index = {}
+        for item in client.dataset_data(dataset_id):
+            passage = by_md5.get(str(item.get("name", "")).removeprefix("text_"))
+            if passage:
+                index[str(item["id"])] = {"id": passage["id"],
+                                          "written": passage.get("written", "")}
+        return {"data_ids": index, "cognify_s": cognify_s}
+    finally:
+        client.close()
+
+
+def write_index(path: Path, data_ids: dict) -> None:
+    """Save an import's index where CogneeStore(index_path=...) reads it."""
+    from memsift.fsutil import atomic_write
+
+    notes = {v["id"]: {"data_id": k, "written": v.get("written", ""), "hash": ""}
+             for k, v in data_ids.items()}
+    atomic_write(path, json.dumps({"notes": notes}))
+
+
+# --- the user's own local server (`memsift cognee start|stop|status`) ---------------------------
+
+DEFAULT_PORT = 8737  # fixed, so the URL in the config file stays valid across restarts
+
+
+def server_dir(settings) -> Path:
+    return settings.paths.data_dir / "cognee-server"
+
+
+def _state_file(settings) -> Path:
+    return server_dir(settings) / "server.json"
+
+
+def read_server_state(settings) -> dict:
+    try:
+        return json.loads(_state_file(settings).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _password(settings) -> str:
+    """The local user's password, made once and kept 0600 beside the server's data."""
+    from memsift.fsutil import atomic_write
+
+    path = server_dir(settings) / "password"
+    if path.exists():
+        return path.read_text(encoding="utf-8").strip()
+    password = secrets.token_urlsafe(24)
+    atomic_write(path, password)
+    return password
+
+
+def start_local(settings, port: int = DEFAULT_PORT) -> dict:
+    """Start the model server and Cognee (if not running), create an API key on first start,
+    store url + key in the config file. Returns the server state."""
+    from memsift.fsutil import atomic_write
+    from memsift.paths import ensure_dir
+
+    state = read_server_state(settings)
+    if state and all(_alive(pid) for pid in state.get("pids", [])):
+        return state
+    python = cognee_python(settings)
+    if python is None or not python.exists():
+        raise CogneeServerError("Cognee is not installed: run `memsift cognee install`")
+    root = ensure_dir(server_dir(settings))
+    logs = ensure_dir(settings.paths.log_dir)
+    model, model_url = start_model_server(logs / "model-server.log")
+    plan = ServerPlan(root, port, _password(settings), model_url=model_url,
+                      llm_url=settings["llm.base_url"], llm_key=settings["llm.api_key"],
+                      llm_model=settings["llm.model"])
+    cognee = start_cognee(plan, python, logs / "cognee-server.log")
+    state = {"url": plan.url, "pids": [cognee.pid, model.pid], "model_url": model_url,
+             "offline": not plan.llm_url, "started": time.time()}
+    atomic_write(_state_file(settings), json.dumps(state))
+    try:
+        state["healthy_after_s"] = wait_healthy(plan.url, cognee)
+    except CogneeServerError:
+        stop_local(settings)
+        raise
+    if not (settings["cognee.api_key"] and settings["cognee.url"] == plan.url):
+        key = create_api_key(plan.url, plan.password)
+        write_config_keys(settings.paths.config_file, {"url": plan.url, "api_key": key})
+    return state
+
+
+def stop_local(settings) -> bool:
+    state = read_server_state(settings)
+    stopped = False
+    for pid in state.get("pids", []):
+        stopped = stop_process(int(pid)) or stopped
+    with contextlib.suppress(FileNotFoundError):
+        _state_file(settings).unlink()
+    return stopped
+
+
+def local_status(settings) -> dict:
+    """What runs, and whether the configured server answers /health."""
+    from memsift.longterm.cognee import CogneeClient
+
+    state = read_server_state(settings)
+    pids = state.get("pids", [])
+    url = settings["cognee.url"] or state.get("url", "")
+    healthy = False
+    if url:
+        client = CogneeClient(url, settings["cognee.api_key"])
+        healthy = client.health()
+        client.close()
+    return {"url": url, "local": bool(state), "running": bool(pids) and all(map(_alive, pids)),
+            "healthy": healthy, "offline": state.get("offline"),
+            "api_key": bool(settings["cognee.api_key"])}
+
+
+# --- writing our two keys into the user's config ------------------------------------------------
+
+
+def _toml_string(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a valid TOML basic string
+
+
+def set_table_keys(text: str, table: str, values: dict[str, str]) -> str:
+    """Set keys in one [table] of a TOML text, leaving every other line as it was."""
+    lines = text.splitlines()
+    header = f"[{table}]"
+    start = next((i for i, line in enumerate(lines) if line.strip() == header), None)
+    if start is None:
+        body = [f"{k} = {_toml_string(v)}" for k, v in values.items()]
+        sep = [""] if lines and lines[-1].strip() else []
+        return "\n".join(lines + sep + [header] + body) + "\n"
+    end = next((i for i in range(start + 1, len(lines))
+                if lines[i].lstrip().startswith("[")), len(lines))
+    remaining = dict(values)
+    for i in range(start + 1, end):
+        key = lines[i].split("=", 1)[0].strip()
+        if "=" in lines[i] and key in remaining:
+            lines[i] = f"{key} = {_toml_string(remaining.pop(key))}"
+    insert = [f"{k} = {_toml_string(v)}" for k, v in remaining.items()]
+    lines[start + 1:start + 1] = insert
+    return "\n".join(lines) + "\n"
+
+
+def write_config_keys(path: Path, values: dict[str, str]) -> None:
+    """Store cognee.url/api_key in the config file (0600), keeping the rest of it."""
+    import tomllib
+
+    from memsift.fsutil import atomic_write, file_lock
+
+    with file_lock(path.with_name(path.name + ".lock")):
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        updated = set_table_keys(text, "cognee", values)
+        tomllib.loads(updated)  # never write a file the next start cannot read
+        atomic_write(path, updated, mode=0o600)
