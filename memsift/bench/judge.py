@@ -1,0 +1,164 @@
+"""`memsift bench --judge`: the local decision model on its held-apart labelled data.
+
+Prints 11-way kind accuracy and search/no-search accuracy on the "test" rows of kinds.jsonl
+(never fitted), the item-score AUC and F1 at the threshold on held-out pairs, the worth-keeping
+accuracy, the fresh-process wall time of one judged message, and the install footprint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from memsift.judge.base import SEARCH_KINDS, needs_search
+
+FRESH_RUNS = 20  # fresh processes timed for the wall-time percentiles
+TARGETS = {"kind_accuracy": 0.90, "search_accuracy": 0.95, "fresh_p50_ms": 250,
+           "install_mb": 150}
+_JUDGE_ONE = (
+    "from memsift.judge.local import LocalJudge\n"
+    "j = LocalJudge()\n"
+    "k = j.kind({msg!r})\n"
+    "s = j.score({msg!r}, ['The ledger uses Postgres for multi-row transactions.'])\n"
+)
+
+
+def kind_report() -> dict:
+    from memsift.judge.local import LocalJudge
+    from memsift.judge.train_kinds import read_jsonl
+
+    judge = LocalJudge()
+    rows = [r for r in read_jsonl("kinds.jsonl") if r["split"] == "test"]
+    right = search_right = 0
+    misses = []
+    for row in rows:
+        probs = judge.kind(row["text"])
+        guess = max(probs, key=probs.get)
+        right += guess == row["kind"]
+        search_right += (needs_search(probs) >= 0.5) == (row["kind"] in SEARCH_KINDS)
+        if guess != row["kind"]:
+            misses.append(f"{row['kind']} -> {guess}: {row['text']}")
+    return {"kind_rows": len(rows), "kind_accuracy": right / len(rows),
+            "search_accuracy": search_right / len(rows), "kind_misses": misses}
+
+
+def pair_report() -> dict:
+    from memsift.embed import embed
+    from memsift.judge.local import LocalJudge
+    from memsift.judge.train_kinds import auc, read_jsonl
+
+    judge = LocalJudge()
+    rows = [r for r in read_jsonl("item_pairs.jsonl") if r["split"] == "test"]
+    answers = [r["answer"] for r in rows]
+    scores, labels, hard_scores, hard_labels = [], [], [], []
+    answer_vecs = embed(answers)
+    for i, row in enumerate(rows):
+        items = [row["answer"], row["same_subject"]] + [a for j, a in enumerate(answers) if j != i]
+        vecs = np.vstack([answer_vecs[i], embed([row["same_subject"]]),
+                          np.delete(answer_vecs, i, axis=0)])
+        got = judge.score_vectors(judge.embed_message(row["message"]), vecs, row["message"], items)
+        scores += got
+        labels += [1] + [0] * (len(items) - 1)
+        hard_scores += got[:2]
+        hard_labels += [1, 0]
+    s, y = np.asarray(scores), np.asarray(labels)
+    kept = s >= judge.threshold()
+    return {"pair_messages": len(rows), "item_auc": auc(s, y),
+            "item_auc_same_subject": auc(np.asarray(hard_scores), np.asarray(hard_labels)),
+            "threshold": judge.threshold(),
+            "answers_kept": float(kept[y == 1].mean()),
+            "non_answers_kept": float(kept[y == 0].mean())}
+
+
+def worth_report() -> dict:
+    from memsift.judge.local import LocalJudge
+    from memsift.judge.train_kinds import read_jsonl
+
+    judge = LocalJudge()
+    rows = [r for r in read_jsonl("worth.jsonl") if r["split"] == "test"]
+    right = sum((judge.worth_keeping(r["text"]) >= 0.5) == r["keep"] for r in rows)
+    return {"worth_rows": len(rows), "worth_accuracy": right / len(rows)}
+
+
+def fresh_process_report(runs: int = FRESH_RUNS) -> dict:
+    """Wall time of a new Python process that imports the judge and judges one message with
+    one item, as the prompt hook would (the weight cache exists: one warm-up run first)."""
+    code = _JUDGE_ONE.format(msg="why did we pick postgres for the ledger?")
+    times = []
+    for _ in range(runs + 1):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, env=os.environ.copy())
+        times.append((time.perf_counter() - start) * 1000)
+    times = sorted(times[1:])
+    return {"fresh_runs": runs, "fresh_p50_ms": statistics.median(times),
+            "fresh_p95_ms": times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]}
+
+
+def install_report() -> dict:
+    """Bytes on disk of memsift's runtime dependencies (not the test extra), recursively."""
+    names, seen, total = ["memsift"], set(), 0
+    while names:
+        name = names.pop().lower().replace("_", "-")
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        total += sum(_size(dist.locate_file(f)) for f in dist.files or [])
+        for req in dist.requires or []:
+            if "extra ==" not in req:
+                names.append(_req_name(req))
+    return {"install_packages": len(seen), "install_mb": total / 1e6}
+
+
+def _req_name(requirement: str) -> str:
+    for i, char in enumerate(requirement):
+        if not (char.isalnum() or char in "-_."):
+            return requirement[:i]
+    return requirement
+
+
+def _size(path) -> int:
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0
+
+
+def main(as_json: bool = False) -> None:
+    report = {**kind_report(), **pair_report(), **worth_report(), **fresh_process_report(),
+              **install_report()}
+    if as_json:
+        print(json.dumps(report, indent=2))
+        return
+    _print_table(report)
+
+
+def _print_table(r: dict) -> None:
+    def line(label: str, value: str, target: str = "") -> None:
+        print(f"{label:<44}{value:>12}  {target}")
+
+    line(f"kind accuracy, 11 kinds ({r['kind_rows']} held out)", f"{r['kind_accuracy']:.3f}",
+         ">= 0.90")
+    line("search / no search accuracy", f"{r['search_accuracy']:.3f}", ">= 0.95")
+    line(f"item score AUC ({r['pair_messages']} held-out messages)", f"{r['item_auc']:.3f}")
+    line("item score AUC, answer vs same subject", f"{r['item_auc_same_subject']:.3f}")
+    line(f"kept at threshold {r['threshold']:.2f}: answers", f"{r['answers_kept']:.3f}")
+    line("kept at threshold: non-answers", f"{r['non_answers_kept']:.3f}")
+    line(f"worth keeping accuracy ({r['worth_rows']} held out)", f"{r['worth_accuracy']:.3f}")
+    line(f"fresh process, one judged message (n={r['fresh_runs']})",
+         f"p50 {r['fresh_p50_ms']:.0f} ms", f"p95 {r['fresh_p95_ms']:.0f} ms, p50 <= 250 ms")
+    line(f"install footprint ({r['install_packages']} packages)", f"{r['install_mb']:.1f} MB",
+         "< 150 MB")
+    for miss in r["kind_misses"]:
+        print("  miss:", miss)

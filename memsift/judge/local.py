@@ -1,0 +1,189 @@
+"""The offline decision model: MiniLM embeddings on numpy, rules, and three small trained heads.
+
+No key, no server, no download. The heads live in memsift/data/judge_local.npz, trained by
+`python -m memsift.judge.train_kinds` on the hand-written sets beside it.
+
+- kind(): rules where they are sure ("thanks" is a reaction, "commit this" an action), else a
+  softmax head over the embedding plus cue features (memsift.judge.features).
+- score(): per item, a logistic calibration of the cosine, the words and identifiers both share
+  and the item's length. `score_vectors()` is the same with vectors the caller already holds
+  (cached note vectors): no re-embedding. SCORE_THRESHOLD is the cut chosen on data.
+- worth_keeping(): a logistic head: is this a choice, constraint, problem or procedure?
+- choose(): the generic question, answered by embedding similarity of the context to each
+  option. The fixed questions of the prompt path go through the specialised methods above.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from memsift.clock import Deadline
+from memsift.embed import embed
+from memsift.judge.base import KINDS, JudgeError
+from memsift.judge.features import (
+    EMBED_SCALE,
+    kind_features,
+    pair_features,
+    word_set,
+    worth_features,
+)
+
+HEADS_FILE = Path(__file__).resolve().parent.parent / "data" / "judge_local.npz"
+
+# Chosen by train_kinds.py (best F1 on the training pairs, same-subject notes as negatives);
+# the file's value wins, this is what it was when the heads were last trained.
+SCORE_THRESHOLD = 0.59
+RULE_CONFIDENCE = 0.96  # a rule is sure, but leaves the other kinds a little mass
+CHOOSE_TEMPERATURE = 0.05  # cosines differ by hundredths; this spreads them into probabilities
+VECTOR_CACHE = 64  # texts embedded once per process (kind then score on the same message)
+
+_REACTIONS = word_set("""thanks thank you thx ty tysm ok okay k kk cool nice great perfect good
+awesome yes yep yeah yup sure fine lgtm right agreed correct exactly nope no nah wow brilliant
+sweet love it works got it i see makes sense fair hmm meh oops haha lol go ahead
+👍 👌 🙏 ✅ 🎉""")
+_REACTION_PHRASES = frozenset({"looks good", "looks good to me", "thank you", "sounds good",
+                               "go ahead", "makes sense", "got it", "good catch", "my bad",
+                               "not quite", "that's wrong", "thats wrong", "you're right",
+                               "love it"})
+_ACTIONS = re.compile(
+    r"^(ok |okay |now |pls |please |then |and )?(commit( (this|it|that|everything|all))?"
+    r"( and push)?|push( (it|this|that))?|run (the )?(tests|test suite|linter|suite)( again)?"
+    r"|rerun (the )?(tests|ci)|merge( it| this)?|deploy( it)?|ship it to \w+|open a pr"
+    r"|tag (it|this)( as \S+)?)( pls| please| now)?$")
+
+
+class LocalJudge:
+    """The Judge protocol, offline. Every method embeds at most the texts it is given."""
+
+    name = "local"
+
+    def __init__(self, heads_file: Path = HEADS_FILE) -> None:
+        self.heads_file = heads_file
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    @classmethod
+    def from_settings(cls, settings) -> LocalJudge:
+        """The local judge needs no settings; the signature matches the other backends."""
+        return cls()
+
+    # -- kinds ---------------------------------------------------------------------------
+
+    def kind(self, message: str, deadline: Deadline | None = None) -> dict[str, float]:
+        """Probability of each of the eleven KINDS for a user message."""
+        ruled = rule_kind(message)
+        if ruled is not None:
+            return _sure(ruled)
+        x = np.concatenate([self._vector(message) * EMBED_SCALE, kind_features(message)])
+        _check(deadline)
+        heads = _heads(self.heads_file)
+        probs = _softmax(x @ heads["kind_w"] + heads["kind_b"])
+        return {kind: float(p) for kind, p in zip(KINDS, probs)}
+
+    # -- items ---------------------------------------------------------------------------
+
+    def score(self, message: str, items: Sequence[str],
+              deadline: Deadline | None = None) -> list[float]:
+        """For each item alone: calibrated probability (0..1) that it answers the message."""
+        if not items:
+            return []
+        vectors = embed(list(items))
+        _check(deadline)
+        return self.score_vectors(self._vector(message), vectors, message, items)
+
+    def score_vectors(self, message_vec: np.ndarray, item_vecs: np.ndarray, message: str,
+                      items: Sequence[str]) -> list[float]:
+        """score() for callers that hold the vectors already (cached note vectors from
+        memsift.embed with the same MODEL_ID): item_vecs is (len(items), DIM), rows unit
+        length; message_vec is (DIM,). Texts are still needed for the shared-word features."""
+        if not len(items):
+            return []
+        heads = _heads(self.heads_file)
+        cosines = np.asarray(item_vecs, dtype=np.float32) @ np.asarray(message_vec, np.float32)
+        feats = np.vstack([pair_features(float(c), message, item)
+                           for c, item in zip(cosines, items)])
+        return [float(p) for p in _softmax(feats @ heads["pair_w"] + heads["pair_b"])[:, 1]]
+
+    def threshold(self) -> float:
+        """The score at or above which an item counts as answering (chosen on data)."""
+        return float(_heads(self.heads_file).get("score_threshold", SCORE_THRESHOLD))
+
+    def embed_message(self, message: str) -> np.ndarray:
+        """The message's vector (cached per process), for use with score_vectors()."""
+        return self._vector(message)
+
+    # -- worth keeping -------------------------------------------------------------------
+
+    def worth_keeping(self, text: str, deadline: Deadline | None = None) -> float:
+        """Probability that the subject is a choice, constraint, problem or procedure."""
+        x = np.concatenate([self._vector(text) * EMBED_SCALE, worth_features(text)])
+        _check(deadline)
+        heads = _heads(self.heads_file)
+        return float(_softmax(x @ heads["worth_w"] + heads["worth_b"])[1])
+
+    # -- generic question ----------------------------------------------------------------
+
+    def choose(self, question: str, options: Sequence[str], context: str,
+               deadline: Deadline | None = None) -> dict[str, float]:
+        """Fallback for questions without a specialised head: softmax of the similarity of
+        "question + context" to each option's text. The prompt path's fixed questions use
+        kind(), score() and worth_keeping() instead, which are trained."""
+        if not options:
+            raise JudgeError("choose() needs at least one option")
+        vectors = embed([f"{question}\n{context}", *options])
+        _check(deadline)
+        sims = vectors[1:] @ vectors[0]
+        probs = _softmax(sims / CHOOSE_TEMPERATURE)
+        return {option: float(p) for option, p in zip(options, probs)}
+
+    def _vector(self, text: str) -> np.ndarray:
+        cached = self._vectors.get(text)
+        if cached is None:
+            cached = self._vectors[text] = embed([text])[0]
+            if len(self._vectors) > VECTOR_CACHE:
+                self._vectors.popitem(last=False)
+        return cached
+
+
+def rule_kind(message: str) -> str | None:
+    """"reaction" or "action" when the message is one of the sure forms, else None."""
+    text = re.sub(r"[!.,:;]+", " ", message.strip().lower())
+    text = " ".join(text.split())
+    if not text:
+        return "reaction"
+    if text in _REACTION_PHRASES or (len(text.split()) <= 3 and
+                                     all(w in _REACTIONS for w in text.split())):
+        return "reaction"
+    if _ACTIONS.match(text):
+        return "action"
+    return None
+
+
+def _sure(kind: str) -> dict[str, float]:
+    rest = (1.0 - RULE_CONFIDENCE) / (len(KINDS) - 1)
+    return {k: (RULE_CONFIDENCE if k == kind else rest) for k in KINDS}
+
+
+def _check(deadline: Deadline | None) -> None:
+    if deadline is not None and deadline.expired():
+        raise JudgeError("the local judge ran past its deadline")
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    z = logits - logits.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@lru_cache(maxsize=4)
+def _heads(path: Path) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path) as data:
+            return {name: data[name] for name in data.files}
+    except (OSError, ValueError) as exc:
+        raise JudgeError(f"the local judge's heads are missing or damaged: {exc}") from exc
