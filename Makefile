@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CACHE := .cache
 
-.PHONY: setup demo test test-fast lint clean
+.PHONY: setup demo test test-fast lint clean clis cognee-venv
 
 $(BIN)/memsift: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,14 +30,25 @@ $(CACHE)/npm/node_modules/.bin/claude: tests/e2e/package.json tests/e2e/package-
 
 clis: $(CACHE)/npm/node_modules/.bin/claude
 
+# Cognee for the integration tests, in its own venv (about 1.6 GB) so memsift's install stays
+# light; the tests find it through MEMSIFT_COGNEE_PYTHON. COGNEE_VENV=... puts it elsewhere.
+COGNEE_VENV ?= $(CACHE)/cognee-venv
+COGNEE_VERSION := 1.6.5
+$(COGNEE_VENV)/.installed-$(COGNEE_VERSION):
+	$(PYTHON) -m venv $(COGNEE_VENV)
+	$(COGNEE_VENV)/bin/python -m pip install --quiet cognee==$(COGNEE_VERSION)
+	touch $@
+
+cognee-venv: $(COGNEE_VENV)/.installed-$(COGNEE_VERSION)
+
 lint: setup
 	$(BIN)/ruff check memsift tests
 
 test-fast: setup
 	$(BIN)/pytest -q -m "not e2e and not cognee"
 
-test: setup clis lint
-	$(BIN)/pytest -q
+test: setup clis lint cognee-venv
+	MEMSIFT_COGNEE_PYTHON=$(abspath $(COGNEE_VENV))/bin/python $(BIN)/pytest -q
 
 clean:
 	rm -rf $(VENV) $(CACHE)

@@ -153,11 +153,13 @@ def cognee_env(plan: ServerPlan, python: Path) -> dict[str, str]:
 # --- processes ----------------------------------------------------------------------------------
 
 
-def start_model_server(log_path: Path) -> tuple[subprocess.Popen, str]:
+def start_model_server(log_path: Path, env: dict[str, str] | None = None
+                       ) -> tuple[subprocess.Popen, str]:
     """memsift's model server on a free loopback port; returns the process and its /v1 URL."""
     with open(log_path, "ab") as log:
         proc = subprocess.Popen([sys.executable, "-m", "memsift.embed_server", "--port", "0"],
-                                stdout=subprocess.PIPE, stderr=log, start_new_session=True)
+                                stdout=subprocess.PIPE, stderr=log, start_new_session=True,
+                                env={**os.environ, **(env or {})})
     ready = _read_line_within(proc, MODEL_SERVER_TIMEOUT_S)
     if not ready.startswith("http://"):
         stop_process(proc.pid)
@@ -262,9 +264,11 @@ class RunningServer:
 
 @contextlib.contextmanager
 def throwaway_server(python: Path | None = None, *, log_dir: Path | None = None,
-                     keep_root: bool = False) -> Iterator[RunningServer]:
+                     keep_root: bool = False, model_env: dict[str, str] | None = None
+                     ) -> Iterator[RunningServer]:
     """A fresh local Cognee server with memsift's model server, in a temp folder, removed on
-    exit. `with throwaway_server() as server: ... server.url, server.api_key`."""
+    exit. `with throwaway_server() as server: ... server.url, server.api_key`. model_env:
+    extra environment for the model server (MEMSIFT_HOME, for its weights cache)."""
     python = python or cognee_python()
     if python is None or not python.exists():
         raise CogneeServerError("no Cognee installed: run `memsift cognee install`")
@@ -272,7 +276,7 @@ def throwaway_server(python: Path | None = None, *, log_dir: Path | None = None,
     logs = log_dir or root
     procs: list[subprocess.Popen] = []
     try:
-        model, model_url = start_model_server(logs / "model-server.log")
+        model, model_url = start_model_server(logs / "model-server.log", model_env)
         procs.append(model)
         plan = ServerPlan(root, free_port(), secrets.token_urlsafe(16), model_url=model_url)
         procs.append(start_cognee(plan, python, logs / "cognee-server.log"))
