@@ -242,6 +242,8 @@ def _read_turns(host: str, transcript_path: str) -> list[Turn]:
 
 def _notes_for(pending: Sequence[Exchange], keeper, host: str, session_id: str,
                known_sources: set[str]) -> list[Note]:
+    """A note for each exchange worth keeping. If the LLM fails, the rest of the pass uses
+    the offline keeper: the state moves on, so an exchange left out would never come back."""
     from memsift.judge.base import JudgeError
 
     written = now().date().isoformat()
@@ -252,16 +254,19 @@ def _notes_for(pending: Sequence[Exchange], keeper, host: str, session_id: str,
             continue  # kept by an earlier pass whose state was lost
         clean = redacted(exchange)
         try:
-            if not keeper.worth_keeping(clean):
-                continue
-            text = keeper.write_note(clean)
+            text = _decide_and_write(keeper, clean)
         except JudgeError as exc:
-            log("warning", "keep decision failed, exchange left out", source=source,
-                error=str(exc))
-            continue
+            log("warning", "the model failed, offline keep decision used instead",
+                source=source, error=str(exc))
+            keeper = OfflineKeeper()
+            text = _decide_and_write(keeper, clean)
         if text and text.strip().upper() != "NONE":
             notes.append(Note(text=text, written=written, meta=note_meta(text, clean, source)))
     return notes
+
+
+def _decide_and_write(keeper, exchange: Exchange) -> str:
+    return keeper.write_note(exchange) if keeper.worth_keeping(exchange) else ""
 
 
 def process_session(job: Any, settings, *, transport=None) -> dict:
@@ -270,28 +275,35 @@ def process_session(job: Any, settings, *, transport=None) -> dict:
     root = project_root(_field(job, "cwd") or ".")
     turns = _read_turns(host, _field(job, "transcript_path"))
     state = state_path(settings, root, session_id)
+    notes_file = NotesFile(notes_path(settings, root))
     with file_lock(state.with_name(state.name + ".lock"), timeout=300.0):
         through = _processed_through(state, turns)
         pending = [e for e in exchanges(turns) if e.turn > through]
-        if not pending:
-            return {"turns": len(turns), "exchanges": 0, "kept": 0}
-        notes_file = NotesFile(notes_path(settings, root))
-        known = {n.meta.get("source", "") for n in notes_file.read()}
-        keeper = make_keeper(settings, transport=transport)
-        try:
-            notes = _notes_for(pending, keeper, host, session_id, known)
-        finally:
-            if hasattr(keeper, "close"):
-                keeper.close()
-        added = notes_file.append(notes) if notes else []
-        _save_state(state, turns, pending[-1].end)
-    log("info", "session distilled", session=session_id, exchanges=len(pending),
-        kept=len(added), keeper=keeper.name)
+        added = _distill(pending, notes_file, settings, host, session_id, transport)
+        if pending:
+            _save_state(state, turns, pending[-1].end)
     revised = _revise(notes_file, settings, _field(job, "event"), added, transport)
     if added or revised:
         notes_changed(root, settings)
     return {"turns": len(turns), "exchanges": len(pending), "kept": len(added),
             "revised": revised}
+
+
+def _distill(pending: Sequence[Exchange], notes_file: NotesFile, settings, host: str,
+             session_id: str, transport) -> list[Note]:
+    if not pending:
+        return []
+    known = {n.meta.get("source", "") for n in notes_file.read()}
+    keeper = make_keeper(settings, transport=transport)
+    try:
+        notes = _notes_for(pending, keeper, host, session_id, known)
+    finally:
+        if hasattr(keeper, "close"):
+            keeper.close()
+    added = notes_file.append(notes) if notes else []
+    log("info", "session distilled", session=session_id, exchanges=len(pending),
+        kept=len(added), keeper=keeper.name)
+    return added
 
 
 def _revise(notes_file: NotesFile, settings, event: str, added: Sequence[Note],

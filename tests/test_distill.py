@@ -177,14 +177,28 @@ def test_the_llm_revision_applies_current_patches_and_keeps_the_old_version(
     assert "3: " + line in revision["messages"][1]["content"]
 
 
-def test_when_the_llm_is_down_the_exchange_is_left_out_and_nothing_breaks(tmp_path, monkeypatch):
+def test_when_the_llm_is_down_the_offline_decision_keeps_the_exchange(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSIFT_LLM_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("MEMSIFT_LLM_MODEL", "m")
     monkeypatch.setenv("MEMSIFT_LLM_TIMEOUT_S", "0.5")
     transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, [DECISION, REACTION])
+    outcome = process_session(job(tmp_path, transcript, event="Stop"), load_settings())
+    assert outcome["kept"] == 1 and outcome["exchanges"] == 2
+
+
+def test_session_end_after_stop_still_runs_the_llm_revision(tmp_path, monkeypatch,
+                                                           openai_server):
+    transcript = tmp_path / "t.jsonl"
     write_transcript(transcript, [DECISION])
-    outcome = process_session(job(tmp_path, transcript, event="SessionEnd"), load_settings())
-    assert outcome["kept"] == 0 and outcome["exchanges"] == 1
+    process_session(job(tmp_path, transcript), load_settings())  # Stop kept the exchange
+    notes_file = project_notes(tmp_path)
+    line = notes_file.read_text().splitlines()[2]
+    openai_server.script(json_reply({"patches": [{"line": 3, "old": line, "new": None}]}))
+    settings = _llm_settings(monkeypatch, openai_server)
+    outcome = process_session(job(tmp_path, transcript, event="SessionEnd"), settings)
+    assert outcome["exchanges"] == 0 and outcome["revised"] == 1
+    assert notes_file.read() == []
 
 
 WORKER = """
