@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CACHE := .cache
 
-.PHONY: setup demo test test-fast lint clean clis cognee-venv
+.PHONY: setup demo test test-fast lint clean clis cognee-venv tmux
 
 $(BIN)/memsift: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,13 +41,19 @@ $(COGNEE_VENV)/.installed-$(COGNEE_VERSION):
 
 cognee-venv: $(COGNEE_VENV)/.installed-$(COGNEE_VERSION)
 
+# tmux draws `memsift status` in a real terminal for tests/test_status_terminal.py.
+tmux:
+	@command -v tmux >/dev/null || apt-get install -y -qq tmux >/dev/null \
+	  || (apt-get update -qq && apt-get install -y -qq tmux >/dev/null) \
+	  || echo "tmux could not be installed: the terminal test will be skipped"
+
 lint: setup
 	$(BIN)/ruff check memsift tests
 
 test-fast: setup
 	$(BIN)/pytest -q -m "not e2e and not cognee"
 
-test: setup clis lint cognee-venv
+test: setup clis lint cognee-venv tmux
 	MEMSIFT_COGNEE_PYTHON=$(abspath $(COGNEE_VENV))/bin/python $(BIN)/pytest -q
 
 clean:

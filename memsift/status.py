@@ -5,6 +5,7 @@ drawn with rich. Every piece of user text (paths, reasons, ids) goes through mar
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +120,7 @@ def render(data: dict[str, Any], console) -> None:
     from rich.markup import escape
 
     console.print(f"[bold]memsift {escape(data['version'])}[/bold]  "
-                  f"data: {escape(data['paths']['data'])}")
+                  f"data: {escape(_short_path(data['paths']['data']))}")
     console.print(_services_table(data["services"]))
     if data["outages"]:
         console.print(_outages_table(data["outages"]))
@@ -130,6 +131,18 @@ def render(data: dict[str, Any], console) -> None:
     if data["bootstrap"] is not None:
         console.print(_bootstrap_table(data["bootstrap"]))
     console.print(_decisions_table(data["decisions"]))
+
+
+def _when(iso: str) -> str:
+    """'2026-11-20T14:07:00+00:00' -> '2026-11-20 14:07:00' (UTC, as the files keep it)."""
+    if not iso:
+        return ""
+    try:
+        from memsift.clock import parse_time
+
+        return parse_time(iso).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return iso
 
 
 def _table(title: str, *columns: str):
@@ -144,14 +157,14 @@ def _table(title: str, *columns: str):
 def _services_table(services: dict[str, Any]):
     from rich.markup import escape
 
-    table = _table("Services", "service", "backend", "state", "since", "why")
+    table = _table("Services (UTC)", "service", "backend", "state", "since", "why")
     for name, info in services.items():
         if info["state"] == "ok":
             state, since, why = "[green]ok[/green]", "", ""
         else:
-            until = f" until {info['until']}" if info.get("until") else ""
+            until = f" until {_when(info['until'])}" if info.get("until") else ""
             state = f"[red]paused[/red] ({escape(info['by'])}){escape(until)}"
-            since, why = info["since"], f"{info['reason']}: {info.get('detail', '')}".rstrip(": ")
+            since, why = _when(info["since"]), f"{info['reason']}: {info.get('detail', '')}".rstrip(": ")
         table.add_row(escape(name), escape(info["backend"]), state, escape(since),
                       escape(why))
     return table
@@ -160,11 +173,12 @@ def _services_table(services: dict[str, Any]):
 def _outages_table(outages: list[dict[str, Any]]):
     from rich.markup import escape
 
-    table = _table("Outage history", "service", "start", "end", "reason", "paused by",
+    table = _table("Outage history (UTC)", "service", "start", "end", "reason", "paused by",
                    "resumed by")
     for o in outages[-10:]:
-        table.add_row(*(escape(str(o.get(k, ""))) for k in
-                        ("service", "start", "end", "reason", "paused_by", "resumed_by")))
+        table.add_row(escape(str(o.get("service", ""))), _when(str(o.get("start", ""))),
+                      _when(str(o.get("end", ""))),
+                      *(escape(str(o.get(k, ""))) for k in ("reason", "paused_by", "resumed_by")))
     return table
 
 
@@ -182,12 +196,23 @@ def _projects_table(rows: list[dict[str, Any]]):
 
     table = _table("Projects", "project", "notes", "long-term items", "last decision")
     for row in rows:
-        name = row["root"] or row["key"]
+        name = _short_path(row["root"]) if row["root"] else row["key"]
         table.add_row(escape(name), _count(row["notes"]), _count(row["longterm"]),
-                      escape(row["last_decision"]))
+                      _when(row["last_decision"]))
     if not rows:
         table.add_row("(none yet)", "", "", "")
     return table
+
+
+PATH_CHARS = 48  # a project column that leaves the counts on one line in 100 columns
+
+
+def _short_path(path: str) -> str:
+    """The home folder as ~, and only the tail of a long path (its end names the project)."""
+    home = str(Path.home())
+    if home != "/" and (path == home or path.startswith(home + "/")):
+        path = "~" + path[len(home):]
+    return path if len(path) <= PATH_CHARS else "…" + path[-(PATH_CHARS - 1):]
 
 
 def _count(value: int | None) -> str:
@@ -206,12 +231,13 @@ def _bootstrap_table(state: dict[str, Any]):
 def _decisions_table(rows: list[dict[str, Any]]):
     from rich.markup import escape
 
-    table = _table("Last decisions", "time", "project", "kind", "added", "chars", "wait ms")
+    table = _table("Last decisions (UTC)", "time", "project", "kind", "added", "chars",
+                   "wait ms")
     for row in rows:
         added = escape(", ".join(row["added"]) or "nothing")
         if row["errors"]:
             added += f" [red]({escape('; '.join(row['errors']))})[/red]"
-        table.add_row(escape(row["time"]), escape(row["project"]), escape(row["kind"]),
+        table.add_row(_when(row["time"]), escape(row["project"]), escape(row["kind"]),
                       added, str(row["chars"]), f"{row['wait_ms']:.0f}")
     if not rows:
         table.add_row("(no decisions yet)", "", "", "", "", "")
