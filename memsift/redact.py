@@ -23,6 +23,7 @@ PLACEHOLDER = "[REDACTED:{kind}]"
 # real keys and passwords sit above 3, words and version strings mostly below.
 MIN_ASSIGNED_ENTROPY = 2.5
 MIN_ASSIGNED_LEN = 6  # shorter assigned values ("true", "none", "1234") are not secrets
+MIN_PASSWORD_LEN = 4  # people pick weak passwords: any value given to a password name counts
 
 
 @dataclass(frozen=True)
@@ -104,12 +105,12 @@ def entropy(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
-def _looks_secret(value: str) -> bool:
-    if len(value) < MIN_ASSIGNED_LEN or _NOT_SECRET_VALUES.match(value):
+def _looks_secret(value: str, kind: str) -> bool:
+    if _NOT_SECRET_VALUES.match(value) or value.startswith("[REDACTED:"):
         return False
-    if value.startswith("[REDACTED:"):
-        return False
-    return entropy(value) >= MIN_ASSIGNED_ENTROPY
+    if kind == "password":
+        return len(value) >= MIN_PASSWORD_LEN
+    return len(value) >= MIN_ASSIGNED_LEN and entropy(value) >= MIN_ASSIGNED_ENTROPY
 
 
 def _spans(text: str) -> list[Finding]:
@@ -124,14 +125,15 @@ def _spans(text: str) -> list[Finding]:
             continue
         group = "qv" if match.group("qv") is not None else "v"
         value = match.group(group)
-        if _PUBLIC_NAMES.search(name) or not _looks_secret(value):
+        kind = _assigned_kind(name)
+        if _PUBLIC_NAMES.search(name) or not _looks_secret(value, kind):
             continue
-        found.append(Finding(_assigned_kind(name), match.start(group), match.end(group)))
+        found.append(Finding(kind, match.start(group), match.end(group)))
     for match in _ENV_LINE.finditer(text):
-        if _PUBLIC_NAMES.search(match.group("name")) or not _looks_secret(match.group("v")):
+        kind = _assigned_kind(match.group("name"))
+        if _PUBLIC_NAMES.search(match.group("name")) or not _looks_secret(match.group("v"), kind):
             continue
-        found.append(Finding(_assigned_kind(match.group("name")), match.start("v"),
-                             match.end("v")))
+        found.append(Finding(kind, match.start("v"), match.end("v")))
     return found
 
 

@@ -76,3 +76,16 @@ def test_redact_command_reads_stdin_and_writes_the_redacted_text():
     assert result.exit_code == 0
     assert "[REDACTED:" in result.output
     assert not [s for s in secrets if s in result.output]
+
+
+def test_weak_passwords_given_to_a_password_name_are_redacted_too():
+    for line, kept in (("password: secret", "password: "), ("DB_PASS=summer", "DB_PASS="),
+                       ('{"pwd": "test1"}', '{"pwd": "')):
+        cleaned, _ = redact(line)
+        assert cleaned.startswith(kept) and "[REDACTED:password]" in cleaned
+
+
+def test_words_about_passwords_are_not_taken_for_passwords():
+    for line in ("password: required", "Password: ********", "the password is in the vault",
+                 "password = os.environ['DB_PASSWORD']", "password: ${DB_PASSWORD}"):
+        assert redact(line) == (line, [])
