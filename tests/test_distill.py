@@ -305,3 +305,17 @@ def test_a_codex_rollout_is_distilled_the_same_way(tmp_path):
                  "cwd": str(tmp_path), "event": "Stop"}
     assert process_session(codex_job, load_settings())["kept"] == 1
     assert [n.meta["source"] for n in project_notes(tmp_path).read()] == ["codex:c1:0"]
+
+
+def test_no_corpus_secret_reaches_cognee_through_the_sync(tmp_path, monkeypatch):
+    from fakes.cognee_server import FakeCognee
+
+    exchanges, secrets = _corpus_exchanges()
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, exchanges)
+    with FakeCognee() as cognee:
+        monkeypatch.setenv("MEMSIFT_COGNEE_URL", cognee.url)
+        process_session(job(tmp_path, transcript), load_settings())
+        sent = [text for items in cognee.datasets.values() for text in items.values()]
+    assert sent  # the notes did reach Cognee
+    assert [s for s in secrets if any(s in text for text in sent)] == []
