@@ -128,3 +128,22 @@ def read_audit(n: int = 20, project: str | os.PathLike[str] | None = None,
         if len(found) >= n or whole:
             return found[-n:] if n > 0 else []
         budget *= 4  # one project among many: read further back
+
+
+SESSION_LOOKBACK_LINES = 2000  # of the log's tail: a long session's prompts, many projects
+
+
+def session_added(session: str, project: str, path: Path,
+                  lookback: int = SESSION_LOOKBACK_LINES) -> set[str]:
+    """Ids of the items already added to this session's prompts: the agent holds them."""
+    if not session:
+        return set()
+    lines, _ = _tail_lines(path, lookback)
+    ids: set[str] = set()
+    for line in lines:
+        if session not in line:
+            continue  # most lines are other sessions': skip them before parsing
+        data = _parse(line)
+        if data and data.get("session") == session and data.get("project") == project:
+            ids.update(str(item.get("id")) for item in data.get("added") or [])
+    return ids

@@ -25,6 +25,7 @@ from memsift.clock import Deadline, DeadlineExceeded
 from memsift.config import MAX_SEARCH_S
 from memsift.conversation import distinctive_words, held_fraction, recent_text
 from memsift.events import Event, HookResult
+from memsift.lifecycle import rank, rules_budget, rules_for, visible
 from memsift.render import Item, render
 
 T = TypeVar("T")
@@ -39,15 +40,18 @@ PASSAGES_S = 0.8  # one scoring call over the passages the search returned
 TRANSCRIPT_S = 0.2  # reading the tail of the transcript file
 
 # --- Policy. Judge scores are probabilities that an item answers the message.
-SEARCH_P_MIN = 0.5  # below this mass on the kinds that call for memory: no search at all
+SEARCH_P_MIN = 0.15  # below this mass on the kinds that call for memory: no search at all
+KIND_DOUBT_SLOPE = 0.3  # the less sure the kind is to need memory, the surer an item must be
+MAX_THRESHOLD = 0.97  # ...but a near-certain answer still gets through a doubtful kind
+PASSAGE_EXTRA = 0.1  # the long-term store holds on-topic passages that do not answer
 NOTE_CANDIDATES = 12  # notes nearest the message go to the judge; far ones cannot answer
 PASSAGE_CANDIDATES = 8  # passages asked of the long-term store
-KEEP_SCORE = 0.5  # an item is added when the judge is at least this sure it answers
-UNSURE_KIND_MARGIN = 0.15  # a message barely on the search side needs items this much surer
+KEEP_SCORE = 0.5  # an item is added at this score when the judge states no threshold
 NOTES_ANSWERED = 0.8  # a note this sure already answers: the long-term search is skipped
-WORTH_MIN = 0.3  # below this the subject is not one memory keeps: no long-term search
-MAX_ITEMS = 3  # a few lines: more reminders dilute the one that matters
-HELD_FRACTION = 0.6  # an item whose distinctive words the conversation mostly holds is dropped
+WORTH_MIN = 0.25  # below this the subject is not one memory keeps: no long-term search
+MAX_ITEMS = 2  # a few lines: more reminders dilute the one that matters
+NEAR_BEST = 0.15  # a second item only when the judge is nearly as sure of it as of the best
+HELD_FRACTION = 0.5  # an item whose distinctive words the recent turns mostly hold is dropped
 SAME_ITEM_FRACTION = 0.7  # a passage that restates a kept note adds nothing
 
 
@@ -155,8 +159,7 @@ class Cascade:
             self._amend("kind", "no-search")
             plan.stop = True
             return
-        unsure = max(0.0, 1.0 - search_p) / (1.0 - SEARCH_P_MIN)  # 0 sure .. 1 borderline
-        plan.threshold = self.keep_score + UNSURE_KIND_MARGIN * unsure
+        plan.threshold = item_threshold(self.keep_score, search_p)
 
     def notes_step(self, plan: Plan) -> None:
         items = self._timed("notes", NOTES_S, lambda d: self._judge_notes(d, plan.threshold))
@@ -183,14 +186,16 @@ class Cascade:
         passages = self._timed("longterm", budget, self._search)
         if not passages:
             return
+        threshold = plan.threshold + PASSAGE_EXTRA
         items = self._timed("passages", PASSAGES_S,
-                            lambda d: self._judge_passages(passages, d, plan.threshold))
+                            lambda d: self._judge_passages(passages, d, threshold))
         if items:
             plan.kept.extend(self._not_restating(items, plan.kept))
 
     def finish(self, plan: Plan) -> tuple[str, list[Item]]:
         items = self._conversation_filter(plan.kept) if plan.kept else []
-        items = sorted(items, key=lambda i: -i.score)[:MAX_ITEMS]
+        items = self._lifecycle_order(near_best(items))[:MAX_ITEMS]
+        items = self._with_rules(items)
         begin = self.clock()
         text, shown = render(items, int(self.settings["budget.chars"]))
         self._record("render", self._ms(begin), f"{len(shown)} items" if shown else "nothing")
@@ -212,7 +217,7 @@ class Cascade:
         from memsift.vectors import VectorCache
 
         path = notes_path(self.settings, self.root)
-        notes = NotesFile(path).read()
+        notes = visible(NotesFile(path).read())  # superseded notes leave the prompt path
         if not notes:
             return []
         embed_fn, model_id = self.embedder
@@ -268,13 +273,27 @@ class Cascade:
         return [i for i in items if not words or held_fraction(i.text, words) < SAME_ITEM_FRACTION]
 
     def _conversation_filter(self, items: list[Item]) -> list[Item]:
+        """Drop what the agent already has: items added earlier in this session (its context
+        holds them) and items whose words the recent turns mostly hold."""
+        given = self._already_added()
+        items = [i for i in items if i.id not in given]
         turns = self._timed("conversation", TRANSCRIPT_S, self._read_turns, quiet=True)
-        if not turns:
-            return items
-        words = distinctive_words(recent_text(turns, self.event.prompt))
+        words = distinctive_words(recent_text(turns, self.event.prompt)) if turns else set()
         fresh = [i for i in items if held_fraction(i.text, words) < HELD_FRACTION]
-        self._amend("conversation", f"{len(items) - len(fresh)} dropped")
+        dropped = len(items) - len(fresh)
+        if turns is not None:
+            self._amend("conversation", f"{dropped} dropped, {len(given)} given before")
         return fresh
+
+    def _already_added(self) -> set[str]:
+        from memsift.audit import session_added
+
+        try:
+            return session_added(self.event.session_id, str(self.root),
+                                 self.settings.paths.audit_file)
+        except OSError as exc:
+            self.decision.error("conversation", f"audit unreadable: {exc}")
+            return set()
 
     def _read_turns(self, deadline: Deadline):
         if not self.event.transcript_path or not Path(self.event.transcript_path).exists():
@@ -285,6 +304,40 @@ class Cascade:
         turns = adapter_for(self.event.host).read_transcript(self.event.transcript_path)
         self._pending = f"{len(turns)} turns"
         return turns
+
+    # --- memory that lives (docs/lifecycle.md) -------------------------------------------
+
+    def _lifecycle_order(self, items: list[Item]) -> list[Item]:
+        """Score order, where judge scores within a band tie the fresher item goes first."""
+        from memsift.clock import now
+        from memsift.consolidate import note_states
+
+        try:
+            states = note_states(self.settings, self.root)
+        except Exception as exc:  # noqa: BLE001 - no state: salience alone sets the curve
+            self.decision.error("lifecycle", str(exc))
+            states = {}
+        return rank(items, {i.id: i.score for i in items}, now(), states)
+
+    def _with_rules(self, items: list[Item]) -> list[Item]:
+        """Rules whose subject the message brings up, whatever its kind and however sure the
+        judge is, within their own share of the character budget."""
+        from memsift.notes import NotesFile, notes_path
+
+        if not self.event.prompt.strip():
+            return items
+        begin = self.clock()
+        try:
+            notes = NotesFile(notes_path(self.settings, self.root)).read()
+            share = rules_budget(int(self.settings["budget.chars"]))
+            rules = rules_for(self.event.prompt, notes, share)
+        except Exception as exc:  # noqa: BLE001 - rules are extra: fail without them
+            self.decision.error("rules", f"{type(exc).__name__}: {exc}")
+            return items
+        self._record("rules", self._ms(begin), f"{len(rules)} rules" if rules else "none")
+        keys = {r.key for r in rules}
+        return ([Item(r.key, "rule", r.text, 1.0, r.written) for r in rules]
+                + [i for i in items if i.id not in keys])
 
     # --- lazily built collaborators ------------------------------------------------------
 
@@ -334,8 +387,12 @@ class Cascade:
         return self._query_vector
 
     def _prompt_budget(self) -> float:
+        """budget.prompt_s; with the local judge and no budget of the user's, far less."""
         budget = float(self.settings["budget.prompt_s"])
-        return budget if self.settings["llm.base_url"] else min(budget, LOCAL_PROMPT_S)
+        chosen = self.settings.sources.get("budget.prompt_s", "default") != "default"
+        if self.settings["llm.base_url"] or chosen:
+            return budget
+        return min(budget, LOCAL_PROMPT_S)
 
     # --- timing, errors and the audit line -----------------------------------------------
 
@@ -431,6 +488,17 @@ class Cascade:
             from memsift.log import log
 
             log("warning", "audit line not written", error=str(exc))
+
+
+def item_threshold(keep: float, search_p: float) -> float:
+    """The score an item needs: the judge's threshold when the message surely calls for
+    memory, higher as that gets doubtful (the kind model errs; a sure answer still counts)."""
+    return min(MAX_THRESHOLD, keep + KIND_DOUBT_SLOPE * (1.0 - search_p))
+
+
+def near_best(items: list[Item]) -> list[Item]:
+    best = max((i.score for i in items), default=0.0)
+    return [i for i in items if i.score >= best - NEAR_BEST]
 
 
 def _summary(result) -> str:

@@ -52,3 +52,18 @@ def test_reader_defaults_to_the_data_folder(isolated_env):
 
     write_decision(_decision("/p", chars=7), get_paths().audit_file)
     assert read_audit(1)[0]["chars"] == 7
+
+
+def test_session_added_lists_what_this_session_already_got(tmp_path):
+    from memsift.audit import session_added
+
+    path = tmp_path / "audit.jsonl"
+    write_decision(_decision("/p"), path)  # session s1, n01
+    other = _decision("/p")
+    other.session = "s2"
+    other.added = [ItemRecord("m09", "longterm", 0.9)]
+    write_decision(other, path)
+    assert session_added("s1", "/p", path) == {"n01"}
+    assert session_added("s2", "/p", path) == {"m09"}
+    assert session_added("s1", "/elsewhere", path) == set()
+    assert session_added("", "/p", path) == set()

@@ -21,7 +21,7 @@ NOTE = Note("Staging model names use a double underscore: stg_billing__invoices.
 PASSAGE = Passage("m07", "The nightly export job writes parquet files to the archive bucket.",
                   written="2025-01-21")
 ASK_NOTE = "staging model names with double underscore, how?"
-ASK_PASSAGE = "where does the nightly export job write its parquet files?"
+ASK_PASSAGE = "nightly export job parquet files: which archive bucket?"
 
 
 @pytest.fixture
@@ -148,7 +148,14 @@ def test_an_item_the_conversation_already_holds_is_dropped(project, tmp_path):
         ("user", ASK_NOTE))
     context, decision = _run(project, ASK_NOTE, transcript=transcript)
     assert context == ""
-    assert _steps(decision)["conversation"] == "1 dropped"
+    assert _steps(decision)["conversation"] == "1 dropped, 0 given before"
+
+
+def test_an_item_already_given_in_this_session_is_not_given_again(project):
+    first, _ = _run(project, ASK_NOTE)
+    again, decision = _run(project, ASK_NOTE)
+    assert "[note n03" in first and again == ""
+    assert _steps(decision)["conversation"].endswith("1 given before")
 
 
 def test_the_message_itself_does_not_count_as_already_held(project, tmp_path):
