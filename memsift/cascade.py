@@ -32,11 +32,14 @@ T = TypeVar("T")
 Embedder = tuple[Callable[[Sequence[str]], np.ndarray], str]  # (embed function, model id)
 
 # --- Budgets (seconds). The host waits on the whole path before the model sees the prompt.
-LOCAL_PROMPT_S = 0.8  # offline judge: its steps take tens of ms; a stuck disk must not cost 2 s
-KIND_S = 0.6  # one classification question (an LLM round trip at worst)
+LOCAL_PROMPT_S = 1.0  # offline judge: the whole path takes ~0.2 s; a stuck disk must not cost 2 s
+# Each judge step's own budget when the judge is an LLM (one round trip each). The local judge
+# waits on nothing but the CPU, so its steps share the prompt budget instead.
+KIND_S = 0.6  # one classification question
 NOTES_S = 0.8  # cached note vectors + one scoring call over the nearest notes
 WORTH_S = 0.5  # one yes/no question
 PASSAGES_S = 0.8  # one scoring call over the passages the search returned
+JUDGE_STEPS = ("kind", "notes", "worth", "passages")
 TRANSCRIPT_S = 0.2  # reading the tail of the transcript file
 
 # --- Policy. Judge scores are probabilities that an item answers the message.
@@ -405,6 +408,8 @@ class Cascade:
         from memsift.judge.base import JudgeError
         from memsift.longterm.base import LongTermError
 
+        if name in JUDGE_STEPS and not self.settings["llm.base_url"]:
+            seconds = self.deadline.remaining()
         deadline = self.deadline.sub(seconds)
         begin = self.clock()
         self._pending = ""

@@ -1,0 +1,62 @@
+"""The real claude CLI with memsift's plugin: a note that answers the prompt reaches the model,
+an unrelated prompt gets nothing. The model is a fake server on 127.0.0.1 recording requests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fakes.anthropic_server import FakeAnthropicServer
+
+from e2e.hostenv import claude_env
+
+pytestmark = pytest.mark.e2e
+
+CLI_TIMEOUT_S = 120  # a run takes seconds; this only stops a hung CLI
+NOTE = "The staging database listens on port 6543, not the default 5432."
+ANSWERED = "Which port does the staging database listen on?"
+UNRELATED = "Write a haiku about autumn leaves."
+# The replay of a real session is what measures speed; here a loaded test machine must not
+# turn a correct answer into a timeout.
+PATIENT_BUDGET = {"MEMSIFT_BUDGET_PROMPT_S": "10"}
+
+
+@pytest.fixture
+def project_with_note(tmp_path, isolated_env) -> Path:
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    data = tmp_path / "memory.json"
+    data.write_text(json.dumps({"notes": [{"id": "n42", "text": NOTE, "written": "2026-10-01"}],
+                                "memory": []}))
+    subprocess.run([sys.executable, "-m", "memsift", "import", str(data), "--project",
+                    str(project)], check=True, capture_output=True, timeout=CLI_TIMEOUT_S)
+    return project
+
+
+def _ask(claude_bin, plugin_copy, project, tmp_path, prompt, monkeypatch) -> str:
+    monkeypatch.setenv("MEMSIFT_PYTHON", sys.executable)
+    with FakeAnthropicServer() as server:
+        env = claude_env(tmp_path / "home", server.url) | PATIENT_BUDGET
+        done = subprocess.run(
+            [claude_bin, "-p", prompt, "--output-format", "json", "--plugin-dir",
+             str(plugin_copy)], env=env, cwd=project, stdin=subprocess.DEVNULL,
+            capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False)
+        bodies = server.message_bodies()
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert any(prompt in body for body in bodies)
+    return "\n".join(bodies)
+
+
+def test_a_note_that_answers_the_prompt_reaches_the_model(
+        claude_bin, plugin_copy, project_with_note, tmp_path, monkeypatch):
+    sent = _ask(claude_bin, plugin_copy, project_with_note, tmp_path, ANSWERED, monkeypatch)
+    assert "memsift-memory" in sent and "6543" in sent and "n42" in sent
+
+
+def test_an_unrelated_prompt_gets_nothing(
+        claude_bin, plugin_copy, project_with_note, tmp_path, monkeypatch):
+    sent = _ask(claude_bin, plugin_copy, project_with_note, tmp_path, UNRELATED, monkeypatch)
+    assert "memsift-memory" not in sent and "6543" not in sent
