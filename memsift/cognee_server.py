@@ -162,7 +162,7 @@ def start_model_server(log_path: Path, env: dict[str, str] | None = None
                                 env={**os.environ, **(env or {})})
     ready = _read_line_within(proc, MODEL_SERVER_TIMEOUT_S)
     if not ready.startswith("http://"):
-        stop_process(proc.pid)
+        stop_child(proc)
         raise CogneeServerError(f"the model server did not start (see {log_path})")
     return proc, ready
 
@@ -220,6 +220,20 @@ def stop_process(pid: int, grace_s: float = STOP_GRACE_S) -> bool:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
     return True
+
+
+def stop_child(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:
+    """Stop a process we started and still hold: its group, then reap it and close its pipe."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 def _alive(pid: int) -> bool:
@@ -285,7 +299,7 @@ def throwaway_server(python: Path | None = None, *, log_dir: Path | None = None,
         yield RunningServer(plan.url, key, root, tuple(p.pid for p in procs), healthy)
     finally:
         for proc in reversed(procs):
-            stop_process(proc.pid)
+            stop_child(proc)
         if not keep_root:
             shutil.rmtree(root, ignore_errors=True)
 
@@ -295,56 +309,30 @@ def throwaway_server(python: Path | None = None, *, log_dir: Path | None = None,
 
 def wait_cognified(client, dataset: str, timeout_s: float = COGNIFY_TIMEOUT_S) -> float:
     """Seconds until the dataset's processing finished; raises if it errored or ran out."""
-    start = time.monotonic()
+    from memsift.longterm.cognee import CogneeStore
+
     dataset_id = client.dataset_id(dataset)
     if dataset_id is None:
         raise CogneeServerError(f"no dataset {dataset!r}")
-    while time.monotonic() - start < timeout_s:
-        state = client.status(dataset_id)
-        if state == "DATASET_PROCESSING_COMPLETED":
-            return time.monotonic() - start
-        if state == "DATASET_PROCESSING_ERRORED":
-            raise CogneeServerError(f"cognify of {dataset!r} failed (see the server log)")
-        time.sleep(0.5)
-    raise CogneeServerError(f"cognify of {dataset!r} not finished in {timeout_s:.0f}s")
+    return CogneeStore(client, dataset, 0.0).wait_cognified(dataset_id, timeout_s)
 
 
 def import_memory(url: str, api_key: str, dataset: str, passages: list[dict],
-                  timeout_s: float = COGNIFY_TIMEOUT_S) -> dict:
+                  index_path: Path | None = None) -> dict:
     """Put passages ({"id", "text", "written"?}) into a dataset, cognify, wait until done.
-    Returns {"data_ids": {data_id: {"id", "written"}}, "cognify_s": seconds}: the index a
-    CogneeStore uses to show each result's own id and date."""
-    from memsift.longterm.cognee import CogneeClient
-    from memsift.sync import ADD_BATCH, content_md5
+    With index_path (a project's sync state path, memsift.sync.state_path), results found
+    later carry each passage's own id and date. Returns {"added", "cognify_s"}."""
+    from memsift.longterm.base import Passage
+    from memsift.longterm.cognee import CogneeClient, CogneeStore
 
-    client = CogneeClient(url, api_key)
+    store = CogneeStore(CogneeClient(url, api_key), dataset, 0.0, index_path=index_path)
     try:
-        dataset_id = client.create_dataset(dataset)
-        for start in range(0, len(passages), ADD_BATCH):
-            client.add_texts(dataset, [p["text"] for p in passages[start:start + ADD_BATCH]])
         started = time.monotonic()
-        client.cognify(dataset, background=True)
-        wait_cognified(client, dataset, timeout_s)
-        cognify_s = time.monotonic() - started
-        by_md5 = {content_md5(p["text"]): p for p in passages}
-        index = {}
-        for item in client.dataset_data(dataset_id):
-            passage = by_md5.get(str(item.get("name", "")).removeprefix("text_"))
-            if passage:
-                index[str(item["id"])] = {"id": passage["id"],
-                                          "written": passage.get("written", "")}
-        return {"data_ids": index, "cognify_s": cognify_s}
+        added = store.add([Passage(id=str(p["id"]), text=p["text"],
+                                   written=str(p.get("written", ""))) for p in passages])
+        return {"added": added, "cognify_s": time.monotonic() - started}
     finally:
-        client.close()
-
-
-def write_index(path: Path, data_ids: dict) -> None:
-    """Save an import's index where CogneeStore(index_path=...) reads it."""
-    from memsift.fsutil import atomic_write
-
-    notes = {v["id"]: {"data_id": k, "written": v.get("written", ""), "hash": ""}
-             for k, v in data_ids.items()}
-    atomic_write(path, json.dumps({"notes": notes}))
+        store.close()
 
 
 # --- the user's own local server (`memsift cognee start|stop|status`) ---------------------------

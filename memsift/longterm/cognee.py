@@ -31,6 +31,8 @@ CONNECT_TIMEOUT_S = 1.0  # loopback or LAN; a server slower than this to accept 
 GUARD_SLACK_S = 0.05  # the guard fires just after httpx's own timeouts would have
 MIN_REQUEST_S = 0.05  # below this there is no point sending a request at all
 WRITE_TIMEOUT_S = 60.0  # sync and setup calls: an upload of many notes, not a prompt
+COGNIFY_WAIT_S = 900.0  # an import waits for cognify: 300 notes took 81 s on a quiet machine
+COGNIFY_POLL_S = 0.5
 EMPTY_DATA_ERRORS = ("NoDataError", "DatasetNotFoundError")  # 404s that mean "nothing yet"
 WARMING_UP_KIND = "memory_warming_up"  # the pseudo-item's status for an empty dataset
 
@@ -274,16 +276,25 @@ class CogneeStore:
                    float(settings["cognee.timeout_s"]),
                    index_path=state_path(settings, project_root))
 
-    def _index(self) -> dict[str, dict]:
-        """data id -> the note's id and date, from the sync state (one small local read)."""
-        if self.index_path is None:
+    @staticmethod
+    def _read_index_file(path: Path | None) -> dict[str, dict]:
+        if path is None:
             return {}
         try:
-            state = json.loads(self.index_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            return dict(json.loads(path.read_text(encoding="utf-8")).get("notes", {}))
+        except (OSError, ValueError, AttributeError):
             return {}
-        return {str(e.get("data_id")): {"id": key, "written": e.get("written", "")}
-                for key, e in state.get("notes", {}).items() if e.get("data_id")}
+
+    def _index(self) -> dict[str, dict]:
+        """data id -> the note's (or imported passage's) id and date: the sync state and the
+        import index, two small local reads."""
+        index = {}
+        for path in (self._import_path(), self.index_path):
+            for key, entry in self._read_index_file(path).items():
+                if entry.get("data_id"):
+                    index[str(entry["data_id"])] = {"id": key,
+                                                    "written": entry.get("written", "")}
+        return index
 
     def search(self, query: str, top_k: int, deadline: Deadline) -> list[Passage]:
         budget = min(deadline.remaining(), self.timeout_s)
@@ -295,20 +306,67 @@ class CogneeStore:
         )
         return parse_recall(payload, self._index())
 
-    # -- not on the prompt path: sync owns the notes; these serve imports and tests
+    # -- not on the prompt path: sync owns the notes; these serve imports (bench, tests)
     def add(self, passages: Iterable[Passage]) -> int:
-        texts = [p.text for p in passages]
-        if not texts:
+        """Import passages, cognify, and WAIT until Cognee can search them (an import is
+        followed by searches). Their ids and dates go to the import index beside the sync
+        state, so results carry them."""
+        from memsift.sync import ADD_BATCH, content_md5
+
+        items = list(passages)
+        if not items:
             return 0
-        self.client.create_dataset(self.dataset)
-        self.client.add_texts(self.dataset, texts)
-        self.client.cognify(self.dataset, background=True)
-        return len(texts)
+        dataset_id = self.client.create_dataset(self.dataset)
+        known = {e.get("hash") for e in self._read_index_file(self._import_path()).values()}
+        fresh = [p for p in items if content_md5(p.text) not in known]
+        for start in range(0, len(fresh), ADD_BATCH):
+            self.client.add_texts(self.dataset, [p.text for p in fresh[start:start + ADD_BATCH]])
+        if fresh:
+            self.client.cognify(self.dataset, background=True)
+            self.wait_cognified(dataset_id)
+        self._record_import(dataset_id, items)
+        return len(fresh)
+
+    def wait_cognified(self, dataset_id: str, timeout_s: float = COGNIFY_WAIT_S) -> float:
+        start = self.clock()
+        while self.clock() - start < timeout_s:
+            state = self.client.status(dataset_id)
+            if state == "DATASET_PROCESSING_COMPLETED":
+                return self.clock() - start
+            if state == "DATASET_PROCESSING_ERRORED":
+                raise LongTermError(f"cognify of {self.dataset!r} failed", reason="server")
+            time.sleep(COGNIFY_POLL_S)
+        raise LongTermError(f"cognify of {self.dataset!r} not done in {timeout_s:.0f}s",
+                            reason="timeout")
+
+    def _import_path(self) -> Path | None:
+        if self.index_path is None:
+            return None
+        return self.index_path.with_name("cognee-import.json")
+
+    def _record_import(self, dataset_id: str, items: list[Passage]) -> None:
+        from memsift.fsutil import atomic_write
+        from memsift.sync import content_md5
+
+        path = self._import_path()
+        if path is None:
+            return
+        by_md5 = {content_md5(p.text): p for p in items}
+        entries = self._read_index_file(path)
+        for item in self.client.dataset_data(dataset_id):
+            digest = str(item.get("name", "")).removeprefix("text_")
+            if digest in by_md5:
+                passage = by_md5[digest]
+                entries[passage.id] = {"data_id": str(item.get("id")), "hash": digest,
+                                       "written": passage.written}
+        atomic_write(path, json.dumps({"notes": entries}, indent=1, sort_keys=True))
 
     def remove(self, ids: Iterable[str]) -> int:
+        """Forget passages by their own id (or by Cognee data id)."""
+        by_id = {v["id"]: k for k, v in self._index().items()}
         removed = 0
-        for data_id in ids:
-            self.client.forget(self.dataset, data_id)
+        for passage_id in ids:
+            self.client.forget(self.dataset, by_id.get(passage_id, passage_id))
             removed += 1
         return removed
 
