@@ -147,12 +147,12 @@ _LOADED: dict[str, MiniLM] = {}
 
 def get_model() -> MiniLM:
     """The model for this process, loaded once (from the cache, building it if needed)."""
-    from memsift.paths import get_paths
-
-    cache = get_paths().cache_dir / "minilm"
-    key = str(cache)
+    source = onnx_path()
+    key = f"{MODEL_ID}:{source}"  # the same weights whichever cache folder they came through
     if key not in _LOADED:
-        _LOADED[key] = load_model(onnx_path(), cache)
+        from memsift.paths import get_paths
+
+        _LOADED[key] = load_model(source, get_paths().cache_dir / "minilm")
     return _LOADED[key]
 
 
