@@ -112,6 +112,15 @@ def prepare(data: dict, workdir: Path, longterm: str):
     return settings, project
 
 
+def hook_env(longterm: str) -> dict:
+    """The hook processes' environment: this one, minus a Cognee server when the replay is
+    on the embedded store."""
+    env = dict(os.environ)
+    if longterm != "cognee":
+        env.pop("MEMSIFT_COGNEE_URL", None)
+    return env
+
+
 def _longterm_flags(longterm: str) -> dict:
     if longterm == "cognee" and not os.environ.get("MEMSIFT_COGNEE_URL"):
         raise SystemExit("--longterm cognee needs MEMSIFT_COGNEE_URL (a running Cognee server)")
@@ -187,7 +196,7 @@ def replay_conversation(data: dict, longterm: str, baseline: bool, progress=None
         home = workdir / "home"
         with memsift_home(home, data.get("now", "")):
             settings, project = prepare(data, workdir, longterm)
-            env = dict(os.environ)
+            env = hook_env(longterm)
             scores = [_replay_hook(data, project, workdir, env, progress)]
             if baseline:
                 scores.append(_replay_baseline(data, settings, project, progress))
