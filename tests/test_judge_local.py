@@ -140,3 +140,9 @@ def test_held_out_kind_accuracy_stays_above_its_floor():
     report = kind_report()
     assert report["kind_accuracy"] >= 0.88 and report["search_accuracy"] >= 0.93
     assert set(SEARCH_KINDS) <= set(KINDS)
+
+
+def test_batched_kinds_agree_with_one_at_a_time(judge):
+    messages = ["thanks", "why did we pick sqs?", "the cron ran twice again"]
+    for one, batched in zip([judge.kind(m) for m in messages], judge.kinds(messages)):
+        assert batched == pytest.approx(one, abs=1e-4)

@@ -39,8 +39,7 @@ def kind_report() -> dict:
     rows = [r for r in read_jsonl("kinds.jsonl") if r["split"] == "test"]
     right = search_right = 0
     misses = []
-    for row in rows:
-        probs = judge.kind(row["text"])
+    for row, probs in zip(rows, judge.kinds([r["text"] for r in rows])):
         guess = max(probs, key=probs.get)
         right += guess == row["kind"]
         search_right += (needs_search(probs) >= 0.5) == (row["kind"] in SEARCH_KINDS)

@@ -79,8 +79,18 @@ class LocalJudge:
         ruled = rule_kind(message)
         if ruled is not None:
             return _sure(ruled)
-        x = np.concatenate([self._vector(message) * EMBED_SCALE, kind_features(message)])
+        vector = self._vector(message)
         _check(deadline)
+        return self._kind_head(message, vector)
+
+    def kinds(self, messages: Sequence[str]) -> list[dict[str, float]]:
+        """kind() for many messages with one batched embedding (benchmarks, replays)."""
+        vectors = embed(list(messages))
+        return [_sure(ruled) if (ruled := rule_kind(m)) is not None else self._kind_head(m, v)
+                for m, v in zip(messages, vectors)]
+
+    def _kind_head(self, message: str, vector: np.ndarray) -> dict[str, float]:
+        x = np.concatenate([vector * EMBED_SCALE, kind_features(message)])
         heads = _heads(self.heads_file)
         probs = _softmax(x @ heads["kind_w"] + heads["kind_b"])
         return {kind: float(p) for kind, p in zip(KINDS, probs)}
