@@ -386,6 +386,7 @@ def start_local(settings, port: int = DEFAULT_PORT) -> dict:
                       llm_url=settings["llm.base_url"], llm_key=settings["llm.api_key"],
                       llm_model=settings["llm.model"])
     cognee = start_cognee(plan, python, logs / "cognee-server.log")
+    _keep_handles(model, cognee)
     state = {"url": plan.url, "pids": [cognee.pid, model.pid], "model_url": model_url,
              "offline": not plan.llm_url, "started": time.time()}
     atomic_write(_state_file(settings), json.dumps(state))
@@ -398,6 +399,18 @@ def start_local(settings, port: int = DEFAULT_PORT) -> dict:
         key = create_api_key(plan.url, plan.password)
         write_config_keys(settings.paths.config_file, {"url": plan.url, "api_key": key})
     return state
+
+
+_DETACHED: list[subprocess.Popen] = []
+
+
+def _keep_handles(*procs: subprocess.Popen) -> None:
+    """The servers outlive this command: keep their handles (a dropped handle of a running
+    child warns) and close the pipe the model server's URL came through."""
+    for proc in procs:
+        if proc.stdout is not None:
+            proc.stdout.close()
+        _DETACHED.append(proc)
 
 
 def stop_local(settings) -> bool:

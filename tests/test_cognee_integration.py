@@ -187,3 +187,35 @@ def test_an_imported_memory_is_searchable_at_once_with_its_own_ids(cognee, tmp_p
     assert (top.id, top.text) == ("m02", passages[1]["text"])
     assert store.add([]) == 0 and store.count() == 2
     store.close()
+
+
+def test_cognee_start_runs_a_server_stores_its_key_and_stop_ends_it(monkeypatch, tmp_path):
+    import stat
+    import tomllib
+
+    from click.testing import CliRunner
+
+    from memsift.cli import cli
+    from memsift.cognee_server import free_port
+
+    if COGNEE_PYTHON is None or not COGNEE_PYTHON.exists():
+        pytest.skip("no Cognee")  # the module fixture already failed this under CI
+    monkeypatch.setenv("MEMSIFT_COGNEE_PYTHON", str(COGNEE_PYTHON))
+    config = load_settings().paths.config_file
+    config.parent.mkdir(parents=True)
+    config.write_text('[budget]\nchars = 900\n')
+    runner = CliRunner()
+    port = free_port()
+    try:
+        started = runner.invoke(cli, ["cognee", "start", "--port", str(port)])
+        assert started.exit_code == 0, started.output
+        data = tomllib.loads(config.read_text())
+        assert data["cognee"]["url"] == f"http://127.0.0.1:{port}"
+        assert data["cognee"]["api_key"] and data["budget"] == {"chars": 900}
+        assert stat.S_IMODE(config.stat().st_mode) == 0o600
+        status = runner.invoke(cli, ["cognee", "status"])
+        assert status.exit_code == 0 and "healthy: yes" in status.output
+    finally:
+        stopped = runner.invoke(cli, ["cognee", "stop"])
+    assert "stopped" in stopped.output
+    assert runner.invoke(cli, ["cognee", "status"]).exit_code == 1
