@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import tempfile
@@ -38,7 +39,11 @@ def append_line(path: Path, line: str, mode: int = 0o600) -> None:
     with file_lock(path.with_name(path.name + ".lock")):
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode)
         try:
-            os.write(fd, data)
+            end = os.lseek(fd, 0, os.SEEK_END)
+            written = os.write(fd, data)
+            if written != len(data):  # a full disk or a file size limit: no half line left
+                os.ftruncate(fd, end)
+                raise OSError(errno.ENOSPC, f"short write to {path}: {written} of {len(data)}")
         finally:
             os.close(fd)
 

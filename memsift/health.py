@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from memsift.clock import now, parse_time
-from memsift.fsutil import append_line, atomic_write, file_lock
+from memsift.fsutil import LockTimeout, append_line, atomic_write, file_lock
 
 SERVICES = ("longterm", "llm")
 LABELS = {"longterm": "long-term memory", "llm": "the LLM decision model"}
@@ -210,10 +210,11 @@ class Health:
         if pause.expired(self.clock()):
             self._end(service, by="expiry")
             return True
-        if pause.by == "fault" and self._probe_due(entry, state) and self._claim_probe(service):
+        if pause.by == "fault" and self._probe_due(entry, state):
             try:
-                self.spawn_probe(service)
-            except OSError as exc:  # cannot start a process (limits): try next time
+                if self._claim_probe(service):
+                    self.spawn_probe(service)
+            except (OSError, LockTimeout) as exc:  # a full disk, process limits: next time
                 _log("warning", "health probe not started", service=service, error=str(exc))
         return False
 
@@ -465,7 +466,7 @@ class PromptGuard:
         cut_off = isinstance(exc, (DeadlineExceeded, TimeoutError))
         if reason == "timeout" and (budget_s < MIN_EVIDENCE_S or (cut_off and step in MIXED_STEPS)):
             return
-        if self.health.report_failure(service, reason, _short(exc)):
+        if self._report(service, reason, _short(exc)):
             self._allowed[service] = False  # the rest of this prompt goes on without it
 
     def answered(self, step: str, elapsed_s: float, budget_s: float) -> None:
@@ -474,15 +475,26 @@ class PromptGuard:
             return
         if step in PURE_STEPS and budget_s >= MIN_EVIDENCE_S and elapsed_s >= SLOW_SHARE * budget_s:
             detail = f"answered in {elapsed_s:.2f}s of {budget_s:.2f}s"
-            if self.health.report_failure(service, "slow", detail):
+            if self._report(service, "slow", detail):
                 self._allowed[service] = False
             return
-        self.health.report_success(service)
+        try:
+            self.health.report_success(service)
+        except (OSError, LockTimeout) as exc:  # the resume is written by a later prompt
+            _log("warning", "service resume not recorded", service=service, error=str(exc))
+
+    def _report(self, service: str, reason: str, detail: str) -> bool:
+        """Pause the service; on a full disk it is at least skipped for this prompt."""
+        try:
+            return self.health.report_failure(service, reason, detail)
+        except (OSError, LockTimeout) as exc:
+            _log("warning", "service pause not recorded", service=service, error=str(exc))
+            return reason in PAUSING_REASONS
 
     def notice(self, session_id: str) -> str:
         try:
             return self.health.notice_for_session(session_id)
-        except OSError as exc:  # a full disk: the notice waits for a later prompt
+        except (OSError, LockTimeout) as exc:  # a full disk: the notice waits for later
             _log("warning", "outage notice not recorded", error=str(exc))
             return ""
 

@@ -11,6 +11,7 @@ Writes are atomic and under a lock, so concurrent sessions never lose each other
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,9 +102,14 @@ class NotesFile:
 
     def read_text(self) -> str:
         try:
-            return self.path.read_text(encoding="utf-8")
+            data = self.path.read_bytes()
         except FileNotFoundError:
             return ""
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            keep_aside(self.path, data)  # its exact bytes, before anything is written back
+            return data.decode("utf-8", errors="replace")
 
     def read(self) -> list[Note]:
         return parse(self.read_text())
@@ -134,6 +140,37 @@ class NotesFile:
 
         keep_version(self.path)  # the bytes being replaced, for `memsift notes undo`
         atomic_write(self.path, content)
+
+
+CORRUPT_SUFFIX = ".corrupt-"
+
+
+def keep_aside(path: Path, data: bytes) -> Path:
+    """A notes file that is not UTF-8 (a bad edit, a crash mid-write): its exact bytes are
+    copied beside it as `notes.md.corrupt-<time>` (once per content, never overwriting a
+    file), so the readable notes keep working and nothing the user wrote is lost."""
+    for existing in sorted(path.parent.glob(path.name + CORRUPT_SUFFIX + "*")):
+        try:
+            if existing.read_bytes() == data:
+                return existing
+        except OSError:
+            continue
+    from memsift.clock import now
+    from memsift.log import log
+
+    stamp = now().strftime("%Y%m%dT%H%M%SZ")
+    for n in range(100):
+        target = path.with_name(f"{path.name}{CORRUPT_SUFFIX}{stamp}" + (f"-{n}" if n else ""))
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        log("warning", "notes file is not UTF-8: a copy is kept aside, unreadable bytes "
+            "are read as U+FFFD", path=str(path), copy=str(target))
+        return target
+    raise OSError(f"no free name to keep {path} aside")
 
 
 def notes_path(settings, project_root) -> Path:

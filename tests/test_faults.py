@@ -7,18 +7,17 @@ session is told once, a detached probe resumes the service when it answers again
 from __future__ import annotations
 
 import json
-import re
 import socket
 import statistics
 import time
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 from fakes.cognee_server import FakeCognee, Fault
-from fakes.openai_server import FakeOpenAI, Reply, error_reply, hash_vector, probs_reply
+from fakes.openai_server import FakeOpenAI, Reply, error_reply, probs_reply
+from fakes.word_judge import WordJudge, hash_embedder
 
 from memsift.cascade import LOCAL_PROMPT_S, run_prompt
 from memsift.cli import cli
@@ -40,31 +39,6 @@ RESUME_WAIT_S = 20.0  # a detached probe is a fresh Python process
 PROMPT = "why do staging model names use a double underscore"
 NOTE = "Staging model names use a double underscore between source and table."
 PASSAGE = "We chose the double underscore for staging model names to mirror dbt docs."
-
-
-class WordJudge:
-    """A real judge behind the Judge protocol, on shared words: deterministic and instant,
-    so the timings measure the services and the cascade, not a model."""
-
-    name = "words"
-
-    def kind(self, message, deadline=None):
-        return {"builds_on": 0.9, "reaction": 0.1}
-
-    def choose(self, question, options, context, deadline=None):
-        return {o: 1.0 / len(options) for o in options}
-
-    def score(self, message, items, deadline=None):
-        words = set(re.findall(r"\w+", message.lower()))
-        return [0.6 if len(words & set(re.findall(r"\w+", i.lower()))) >= 3 else 0.1
-                for i in items]
-
-    def worth_keeping(self, text, deadline=None):
-        return 0.9
-
-
-def hash_embedder():
-    return (lambda texts: np.array([hash_vector(t) for t in texts], np.float32)), "hash-test"
 
 
 @pytest.fixture

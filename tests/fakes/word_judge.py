@@ -1,0 +1,38 @@
+"""A judge on shared words, behind the Judge protocol: deterministic and instant, so tests of
+the prompt path measure the services and the cascade, not a model."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from fakes.openai_server import hash_vector
+
+SHARED_WORDS = 3  # an item sharing this many words with the message answers it
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
+
+
+class WordJudge:
+    name = "words"
+
+    def kind(self, message, deadline=None):
+        return {"builds_on": 0.9, "reaction": 0.1}
+
+    def choose(self, question, options, context, deadline=None):
+        return {o: 1.0 / len(options) for o in options}
+
+    def score(self, message, items, deadline=None):
+        words = _words(message)
+        return [0.6 if len(words & _words(item)) >= SHARED_WORDS else 0.1 for item in items]
+
+    def worth_keeping(self, text, deadline=None):
+        return 0.9
+
+
+def hash_embedder():
+    """An (embed_fn, model_id) pair of hash vectors: equal texts, equal vectors."""
+    return (lambda texts: np.array([hash_vector(t) for t in texts], np.float32)), "hash-test"
