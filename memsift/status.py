@@ -222,9 +222,10 @@ def _count(value: int | None) -> str:
 def _bootstrap_table(state: dict[str, Any]):
     from rich.markup import escape
 
-    table = _table("Bootstrap", "item", "value")
+    table = _table("Bootstrap (the plugin's launcher)", "item", "value")
     for key, value in state.items():
-        table.add_row(escape(str(key)), escape(json.dumps(value, ensure_ascii=False)))
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        table.add_row(escape(str(key)), escape(shown))
     return table
 
 
