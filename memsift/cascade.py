@@ -107,6 +107,7 @@ class Cascade:
         self.decision = Decision(project=str(self.root), session=event.session_id,
                                  host=event.host, prompt_chars=len(event.prompt))
         self._query_vector: np.ndarray | None = None
+        self._notes = None
 
     # --- the run -------------------------------------------------------------------------
 
@@ -216,22 +217,38 @@ class Cascade:
 
     def scored_notes(self, deadline: Deadline) -> list[Item]:
         """The notes nearest the message (by cached vectors), each scored by the judge."""
-        from memsift.notes import NotesFile, notes_path
-        from memsift.vectors import VectorCache
+        from memsift.vectors import VectorCache, text_hash
 
-        path = notes_path(self.settings, self.root)
-        notes = visible(NotesFile(path).read())  # superseded notes leave the prompt path
+        every, hashes = self.all_notes()
+        notes = visible(every)  # superseded notes leave the prompt path
         if not notes:
             return []
+        known = {id(n): h for n, h in zip(every, hashes)}
         embed_fn, model_id = self.embedder
-        cache = VectorCache(path.parent, "notes", embed_fn, model_id)
-        matrix, present = cache.vectors([n.text for n in notes], deadline)
+        cache = VectorCache(self.notes_path.parent, "notes", embed_fn, model_id)
+        matrix, present = cache.vectors([n.text for n in notes], deadline,
+                                        [known.get(id(n)) or text_hash(n.text) for n in notes])
         cosines = np.where(present, matrix @ self.query_vector(), -1.0)
         nearest = [i for i in np.argsort(-cosines, kind="stable")[:NOTE_CANDIDATES]
                    if present[i]]
         scores = self._score([notes[i].text for i in nearest], matrix[nearest], deadline)
         return [Item(notes[i].key, "notes", notes[i].text, s, notes[i].written)
                 for i, s in zip(nearest, scores)]
+
+    @property
+    def notes_path(self) -> Path:
+        from memsift.notes import notes_path
+
+        return notes_path(self.settings, self.root)
+
+    def all_notes(self):
+        """Every note of the project and its text hash, read once per prompt (and parsed once
+        per change of the file)."""
+        if self._notes is None:
+            from memsift.notes_cache import read_notes
+
+            self._notes = read_notes(self.notes_path)
+        return self._notes
 
     def _search(self, deadline: Deadline):
         """The store's search; the embedded store takes the message's vector directly, so the
@@ -325,13 +342,11 @@ class Cascade:
     def _with_rules(self, items: list[Item]) -> list[Item]:
         """Rules whose subject the message brings up, whatever its kind and however sure the
         judge is, within their own share of the character budget."""
-        from memsift.notes import NotesFile, notes_path
-
         if not self.event.prompt.strip():
             return items
         begin = self.clock()
         try:
-            notes = NotesFile(notes_path(self.settings, self.root)).read()
+            notes, _ = self.all_notes()
             share = rules_budget(int(self.settings["budget.chars"]))
             rules = rules_for(self.event.prompt, notes, share)
         except Exception as exc:  # noqa: BLE001 - rules are extra: fail without them

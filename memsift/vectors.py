@@ -68,10 +68,11 @@ class VectorCache:
         return hashes, matrix
 
     def vectors(self, texts: Sequence[str], deadline: Deadline | None = None,
-                ) -> tuple[np.ndarray, np.ndarray]:
+                hashes: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(matrix, present): one row per text, `present[i]` False where the text had no
-        vector and the deadline left no time to embed it (that row is zeros)."""
-        wanted = [text_hash(t) for t in texts]
+        vector and the deadline left no time to embed it (that row is zeros). `hashes`: the
+        texts' text_hash values when the caller has them already."""
+        wanted = list(hashes) if hashes is not None else [text_hash(t) for t in texts]
         hashes, matrix = self._load()
         rows = {h: i for i, h in enumerate(hashes)}
         missing = [i for i, h in enumerate(wanted) if h not in rows]

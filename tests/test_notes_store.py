@@ -116,3 +116,19 @@ def test_a_search_past_its_deadline_is_a_timeout(tmp_path):
     with pytest.raises(LongTermError) as caught:
         store.search("alpha", 1, Deadline(0.0))
     assert caught.value.reason == "timeout"
+
+
+def test_parsed_notes_are_reused_until_the_file_changes(tmp_path):
+    from memsift.notes_cache import read_notes
+    from memsift.vectors import text_hash
+
+    path = tmp_path / "notes.md"
+    NotesFile(path).append([Note("first note", id="a")])
+    notes, hashes = read_notes(path)
+    assert [n.id for n in notes] == ["a"] and hashes == [text_hash("first note")]
+    sidecar = path.with_name("notes.md.parsed.json")
+    assert sidecar.exists()
+    NotesFile(path).append([Note("second note", id="b")])
+    notes, hashes = read_notes(path)
+    assert [n.id for n in notes] == ["a", "b"] and len(hashes) == 2
+    assert read_notes(tmp_path / "absent.md") == ([], [])
