@@ -49,7 +49,9 @@ def import_data(data: dict, settings, project_root, store=None) -> Imported:
              for n in data.get("notes") or []]
     notes_file = NotesFile(notes_path(settings, project_root))
     written = notes_file.append(notes)
-    all_notes = notes_file.read()
+    from memsift.notes_cache import read_notes
+
+    all_notes, _ = read_notes(notes_file.path)  # also leaves the parsed notes for the hook
     if all_notes:
         VectorCache(notes_file.path.parent, "notes").build([n.text for n in all_notes])
     store = store or get_store(settings, project_root)

@@ -60,18 +60,18 @@ def measure(n: int, workdir: Path) -> dict:
 
     project = _project(workdir, n, load_settings())
     transcript = Transcript(workdir / f"transcript-{n}.jsonl", project)
-    waits, notes_ms = [], []
+    waits, steps_ms = [], {}
     for index, message in enumerate(MESSAGES, start=1):
         transcript.user(message)
         _, wait = run_hook(message, transcript, index, dict(os.environ))
         transcript.assistant("ok")
         waits.append(wait)
-        steps = {s["name"]: s["ms"] for s in read_audit(1)[0]["steps"]}
-        notes_ms.append(steps.get("notes", 0.0))
+        for step in read_audit(1)[0]["steps"]:
+            steps_ms.setdefault(step["name"], []).append(step["ms"])
     waits.sort()
     return {"notes": n, "messages": len(waits), "wait_mean_s": round(sum(waits) / len(waits), 4),
             "wait_p95_s": round(percentile(waits, 95), 4),
-            "notes_step_mean_ms": round(sum(notes_ms) / len(notes_ms), 1)}
+            "step_mean_ms": {k: round(sum(v) / len(v), 1) for k, v in steps_ms.items()}}
 
 
 def main(sizes=SIZES) -> list[dict]:
