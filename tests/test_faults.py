@@ -190,12 +190,12 @@ def test_a_cognee_fault_costs_its_budget_once_then_nothing(cognee, project, monk
     fault(cognee)
     check_outage(prompts, "longterm", reason, LOCAL_PROMPT_S, reference)
     calls = cognee.recall_count()
-    _, context = prompts.run("s1")
+    _, context = prompts.run("during")  # a new session: nothing given to it yet
     assert NOTE in context  # the local notes still answer while Cognee is paused
     assert cognee.recall_count() == calls  # and Cognee is not asked
     RECOVER(cognee)
     wait_for_resume(prompts, "longterm", monkeypatch)
-    _, context = prompts.run("s1")
+    _, context = prompts.run("after")
     assert PASSAGE in context
     check_resumed("longterm", reason)
 

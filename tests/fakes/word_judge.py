@@ -10,6 +10,8 @@ import numpy as np
 from fakes.openai_server import hash_vector
 
 SHARED_WORDS = 3  # an item sharing this many words with the message answers it
+ANSWERS = 0.75  # sure enough to be added (notes or passages), not so sure that a note alone
+# is taken as the whole answer and the long-term search skipped
 
 
 def _words(text: str) -> set[str]:
@@ -27,7 +29,7 @@ class WordJudge:
 
     def score(self, message, items, deadline=None):
         words = _words(message)
-        return [0.6 if len(words & _words(item)) >= SHARED_WORDS else 0.1 for item in items]
+        return [ANSWERS if len(words & _words(item)) >= SHARED_WORDS else 0.1 for item in items]
 
     def worth_keeping(self, text, deadline=None):
         return 0.9
