@@ -306,3 +306,20 @@ def test_an_llm_fault_costs_its_budget_once_then_nothing(llm, project, monkeypat
     prompts.run("s1")
     assert len(llm.chat_requests()) > asked + 1  # the probe, then the prompt itself
     check_resumed("llm", reason)
+
+
+def test_while_the_llm_is_paused_the_local_judge_decides(llm, project):
+    """No LLM, no silence: the cascade asks the offline judge instead, and the endpoint is
+    not called."""
+    from memsift.audit import read_audit
+
+    NotesFile(notes_path(load_settings(), project)).append([Note(NOTE, id="n01")])
+    health().report_failure("llm", "timeout", "no answer in 0.60s")
+    event = Event(host="claude-code", name="UserPromptSubmit", session_id="s1",
+                  cwd=str(project), prompt=PROMPT)
+    for _ in range(2):  # the first one in a process loads the offline model
+        run_prompt(event, load_settings())
+    steps = {s["name"]: s["result"] for s in read_audit(1)[0]["steps"]}
+    assert steps["judge"] == "local: llm paused"
+    assert not steps["kind"].startswith("skipped")
+    assert llm.chat_requests() == []
