@@ -48,7 +48,7 @@ KIND_DOUBT_SLOPE = 0.3  # the less sure the kind is to need memory, the surer an
 MAX_THRESHOLD = 0.97  # ...but a near-certain answer still gets through a doubtful kind
 PASSAGE_EXTRA = 0.1  # the long-term store holds on-topic passages that do not answer
 NOTE_CANDIDATES = 12  # notes nearest the message go to the judge; far ones cannot answer
-PASSAGE_CANDIDATES = 8  # passages asked of the long-term store
+PASSAGE_CANDIDATES = 16  # passages asked of the store: the answer is often not in the top 8
 KEEP_SCORE = 0.5  # an item is added at this score when the judge states no threshold
 NOTES_ANSWERED = 0.8  # a note this sure already answers: the long-term search is skipped
 WORTH_MIN = 0.25  # below this the subject is not one memory keeps: no long-term search
@@ -108,6 +108,7 @@ class Cascade:
                                  host=event.host, prompt_chars=len(event.prompt))
         self._query_vector: np.ndarray | None = None
         self._notes = None
+        self._names: set[str] | None = None
 
     # --- the run -------------------------------------------------------------------------
 
@@ -211,9 +212,23 @@ class Cascade:
 
     def _judge_notes(self, deadline: Deadline, threshold: float) -> list[Item]:
         scored = self.scored_notes(deadline)
-        kept = [i for i in scored if i.score >= threshold]
+        kept = [i for i in scored if i.score >= threshold and self.about_named(i)]
         self._pending = f"{len(kept)} kept of {len(scored)}" if scored else "no notes"
         return kept
+
+    def about_named(self, item: Item) -> bool:
+        """An item that mentions none of the names the message uses (a person, a product) is
+        about something else, however close its wording: "what is Nate playing?" is not
+        answered by what Caroline played."""
+        if self._names is None:
+            from memsift.conversation import names
+
+            self._names = names(self.event.prompt)
+        if not self._names:
+            return True
+        from memsift.conversation import mentions_any
+
+        return mentions_any(item.text, self._names)
 
     def scored_notes(self, deadline: Deadline) -> list[Item]:
         """The notes nearest the message (by cached vectors), each scored by the judge."""
@@ -261,7 +276,7 @@ class Cascade:
 
     def _judge_passages(self, passages, deadline: Deadline, threshold: float) -> list[Item]:
         scored = self.scored_passages(passages, deadline)
-        kept = [i for i in scored if i.score >= threshold]
+        kept = [i for i in scored if i.score >= threshold and self.about_named(i)]
         self._pending = f"{len(kept)} kept of {len(scored)}"
         return kept
 

@@ -40,3 +40,36 @@ def held_fraction(item_text: str, words: set[str]) -> float:
     if not own:
         return 0.0
     return len(own & words) / len(own)
+
+
+# Capitalised words that start no name: pronouns, question words, articles.
+_NOT_NAMES = frozenset({
+    "i", "i'm", "i've", "i'll", "i'd", "ok", "the", "a", "an", "what", "when", "where", "why",
+    "how", "who", "which", "is", "are", "do", "does", "did", "can", "could", "should", "would",
+    "will", "in", "on", "at", "for", "and", "but", "or", "if", "so", "it", "this", "that", "my",
+    "our", "we", "you", "they", "he", "she", "his", "her", "its", "their", "there", "then",
+    "also", "please", "thanks",
+})
+_CALENDAR = frozenset({
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
+    "saturday", "sunday",
+})  # capitalised, but a date names no subject
+_CAPITALISED = re.compile(r"(?<![\w'])([A-Z][A-Za-z0-9]+)")
+
+
+def names(text: str) -> set[str]:
+    """Names the message uses: capitalised words not opening a sentence (people, products,
+    places), lower-cased. Identifiers and lower-case words are left to the judge."""
+    found = set()
+    for match in _CAPITALISED.finditer(text):
+        before = text[: match.start()].rstrip()
+        word = match.group(1).lower()
+        if before and before[-1] not in '.!?:;"\n' and word not in _NOT_NAMES | _CALENDAR:
+            found.add(word)
+    return found
+
+
+def mentions_any(text: str, wanted: set[str]) -> bool:
+    """Whether `text` mentions one of the names (whole words, case aside)."""
+    return bool(wanted & set(re.findall(r"[a-z0-9]+", text.lower())))

@@ -183,3 +183,22 @@ def test_a_paused_long_term_service_is_not_called(project):
     (decision,) = read_audit(1)
     assert store.searches == 0 and OPEN_TAG not in result.context
     assert _steps(decision)["longterm"] == "skipped: longterm paused"
+
+
+def test_an_item_that_names_none_of_the_messages_names_is_left_out(project):
+    store = MemoryStore([Passage("d1", "Caroline went to the support group on the 7th of May."),
+                         Passage("d2", "Melanie painted a lake at sunrise last May.")])
+    judge = WordJudge()
+    context, _ = _run(project, "Where did Nate go on the 7th of May, a support group?", judge,
+                      store)
+    assert context == ""  # close wording, but about Caroline, not Nate
+    context, _ = _run(project, "Where did Caroline go on the 7th of May, a support group?",
+                      judge, store)
+    assert "[memory d1" in context
+
+
+def test_names_are_capitalised_words_inside_a_sentence():
+    from memsift.conversation import names
+
+    assert names("When did Caroline visit Paris? What did I say") == {"caroline", "paris"}
+    assert names("what should the staging model be called, stg_events?") == set()
