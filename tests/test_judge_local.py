@@ -146,3 +146,12 @@ def test_batched_kinds_agree_with_one_at_a_time(judge):
     messages = ["thanks", "why did we pick sqs?", "the cron ran twice again"]
     for one, batched in zip([judge.kind(m) for m in messages], judge.kinds(messages)):
         assert batched == pytest.approx(one, abs=1e-4)
+
+
+def test_a_short_answering_note_is_not_sunk_by_its_length(judge):
+    short, long_unrelated = judge.score("why did we pick postgres over mongo?", [
+        "Ledger store: Postgres, chosen for multi-row transactions.",
+        "Postgres is backed up nightly with pg_dump to the ledger backups bucket, and the dumps "
+        "are kept for thirty days in the cold storage class before they expire.",
+    ])
+    assert short >= judge.threshold() > long_unrelated

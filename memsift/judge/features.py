@@ -67,7 +67,19 @@ def identifiers(text: str) -> set[str]:
     return {t.lower() for t in re.findall(r"\S+", text) if _IDENT.search(t.strip(".,;:!?()'\"`"))}
 
 
-PAIR_FEATURES = ("cosine", "shared_words", "shared_identifiers", "item_length", "cos_x_shared")
+# No item-length feature: on the hand-written pairs it learned that answers are the longer
+# notes (an artefact of how they were written) and sank short answering notes.
+PAIR_FEATURES = ("cosine", "shared_words", "shared_identifiers", "cos_x_shared",
+                 "why_gets_reason", "problem_gets_fix", "resume_gets_status")
+
+# A query-type prior: the kind of question says what shape an answer has. A "why" is
+# answered by a reason, a recurring problem by a cause or fix, resumed work by a status.
+_ASKS_WHY = re.compile(r"\b(why|reason|rationale|decide|decided|agree|agreed|settle|chose|choose|pick)")
+_GIVES_REASON = re.compile(r"\b(because|so that|since|chosen|chose|over|instead|decided|agreed|rule|to avoid)\b")
+_ASKS_FIX = re.compile(r"\b(again|error|fails?|failing|broke|broken|crash\w*|hangs?|stuck|flaky|back)\b")
+_GIVES_FIX = re.compile(r"\b(fix(ed)?|caused?|cause|workaround|solution|was the|because|check)\b")
+_ASKS_STATUS = re.compile(r"\b(continue|where (was|were|are|did)|left|next|resume|back to|finish|status|pick up)\b")
+_GIVES_STATUS = re.compile(r"\b(done|left|next|status|half|remaining|todo|started|finished|missing)\b")
 
 
 def pair_features(cosine: float, message: str, item: str) -> np.ndarray:
@@ -75,8 +87,11 @@ def pair_features(cosine: float, message: str, item: str) -> np.ndarray:
     mine = content_words(message)
     shared = len(mine & content_words(item)) / max(1, len(mine))
     ids = identifiers(message) & identifiers(item)
-    length = math.log1p(len(item.split())) / 4.0
-    return np.asarray([cosine, shared, min(len(ids), 3) / 3.0, length, cosine * shared],
+    asked, given = message.lower(), item.lower()
+    prior = [float(bool(ask.search(asked) and give.search(given)))
+             for ask, give in ((_ASKS_WHY, _GIVES_REASON), (_ASKS_FIX, _GIVES_FIX),
+                               (_ASKS_STATUS, _GIVES_STATUS))]
+    return np.asarray([cosine, shared, min(len(ids), 3) / 3.0, cosine * shared, *prior],
                       dtype=np.float32)
 
 
