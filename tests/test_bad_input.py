@@ -124,3 +124,58 @@ def test_the_hook_on_a_full_disk_exits_0_and_loses_nothing(project, isolated_env
     for path, data in before.items():
         assert path.read_bytes() == data
     assert log.read_text().splitlines()[0] == "earlier log line"
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A real 256 KiB tmpfs, filled to the last byte (needs root and mount rights; skipped
+    where a container forbids mounts: the file size limit test above covers that case)."""
+    mount_point = tmp_path / "small-disk"
+    mount_point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs",
+                              str(mount_point)], capture_output=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], capture_output=True, check=False)
+
+
+def _fill(folder: Path) -> None:
+    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for size in (4096, 1):  # whole pages, then the last bytes
+            while True:
+                try:
+                    if os.write(fd, b"\0" * size) < size:
+                        break
+                except OSError:
+                    break
+    finally:
+        os.close(fd)
+
+
+def test_the_hook_on_a_really_full_disk_exits_0_and_loses_nothing(project, full_disk,
+                                                                  monkeypatch):
+    monkeypatch.setenv("MEMSIFT_HOME", str(full_disk / "home"))
+    settings = load_settings()
+    NotesFile(notes_path(settings, project)).append([Note(NOTE)])
+    append_line(settings.paths.audit_file, json.dumps({"project": str(project)}))
+    before = {p: p.read_bytes() for p in (settings.paths.audit_file, notes_path(settings, project))}
+    _fill(full_disk)
+    payload = json.dumps({"session_id": "s1", "cwd": str(project), "prompt": PROMPT,
+                          "hook_event_name": "UserPromptSubmit", "transcript_path": ""})
+    done = subprocess.run(
+        [sys.executable, "-m", "memsift", "hook", "claude-code", "UserPromptSubmit"],
+        input=payload.encode(), capture_output=True, timeout=120, check=False,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0
+    assert not done.stdout or isinstance(json.loads(done.stdout), dict)
+    for path, data in before.items():  # what was there is still there, whole lines only
+        now = path.read_bytes()
+        assert now.startswith(data) and now.endswith(b"\n")
+    for line in settings.paths.audit_file.read_text().splitlines():
+        json.loads(line)
+    assert b"No space left" in done.stderr  # the log could not be written: stderr has it
