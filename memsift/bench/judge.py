@@ -110,21 +110,24 @@ def fresh_process_report(runs: int = FRESH_RUNS) -> dict:
 
 def install_report() -> dict:
     """Bytes on disk of memsift's runtime dependencies (not the test extra), recursively."""
-    names, seen, total = ["memsift"], set(), 0
+    dists = runtime_distributions()
+    total = sum(_size(d.locate_file(f)) for d in dists.values() for f in d.files or [])
+    return {"install_packages": len(dists), "install_mb": total / 1e6}
+
+
+def runtime_distributions() -> dict[str, metadata.Distribution]:
+    """memsift and everything its default install pulls in (extras left out)."""
+    names, found = ["memsift"], {}
     while names:
         name = names.pop().lower().replace("_", "-")
-        if name in seen:
+        if name in found:
             continue
-        seen.add(name)
         try:
-            dist = metadata.distribution(name)
+            found[name] = dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
             continue
-        total += sum(_size(dist.locate_file(f)) for f in dist.files or [])
-        for req in dist.requires or []:
-            if "extra ==" not in req:
-                names.append(_req_name(req))
-    return {"install_packages": len(seen), "install_mb": total / 1e6}
+        names.extend(_req_name(req) for req in dist.requires or [] if "extra ==" not in req)
+    return found
 
 
 def _req_name(requirement: str) -> str:
