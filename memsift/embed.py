@@ -11,10 +11,8 @@ so a fresh process pays for numpy, the mmap and the forward pass only.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,6 +192,8 @@ def _meta_matches(meta: dict, onnx: Path, model_id: str) -> bool:
 
 
 def file_sha256(path: Path) -> str:
+    import hashlib
+
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -215,6 +215,8 @@ def _open_cache(cache: Path, meta: dict) -> MiniLM:
 def build_cache(onnx: Path, cache: Path, model_id: str = MODEL_ID) -> dict:
     """Read the ONNX file, dequantize and write weights.npy, words.npy, then meta.json last
     (a cache without meta.json is unfinished and gets rebuilt)."""
+    import hashlib
+
     from memsift.onnxread import OnnxFormatError, read_graph
 
     try:
@@ -244,6 +246,8 @@ def build_cache(onnx: Path, cache: Path, model_id: str = MODEL_ID) -> dict:
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:
+    import tempfile  # only when the cache is built: keeps it off a fresh process's imports
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
