@@ -450,7 +450,11 @@ class PromptGuard:
     def allows(self, service: str) -> bool:
         """Asked once per prompt and service (a file read), then remembered."""
         if service not in self._allowed:
-            self._allowed[service] = self.health.guard(service)
+            try:
+                self._allowed[service] = self.health.guard(service)
+            except (OSError, LockTimeout) as exc:  # a full disk: decide from the read alone
+                _log("warning", "health state not updated", service=service, error=str(exc))
+                self._allowed[service] = not self.health.is_paused(service)
             if not self._allowed[service]:
                 self.skipped.append(service)
         return self._allowed[service]

@@ -264,3 +264,35 @@ def test_concurrent_processes_share_one_outage(tmp_path):
     state = json.loads((data / "health.json").read_text())
     assert sorted(state["services"]["longterm"]["told"]) == sorted(f"s{i}" for i in range(8))
 
+
+
+
+GUARD_ON_A_FULL_DISK = """
+import resource, signal, sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from memsift.health import Health, PromptGuard
+from memsift.longterm.base import LongTermError
+
+at = [datetime(2026, 11, 20, 14, 2, tzinfo=timezone.utc)]
+health = Health(Path(sys.argv[1]), clock=lambda: at[0], spawn_probe=lambda s: None)
+health.pause("longterm", for_s=60)
+at[0] += timedelta(seconds=120)
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (16, 16))  # no file may grow past 16 bytes
+guard = PromptGuard(health, remote=lambda s: True)
+assert guard.allows("longterm") is True  # the expired pause is over, unwritten or not
+guard.failed("longterm", LongTermError("down", reason="refused"), 1.0)
+assert guard.allows("longterm") is False  # this prompt stops calling it all the same
+assert guard.notice("s1") == ""
+print("ok")
+"""
+
+
+def test_the_prompt_guard_never_raises_when_the_state_cannot_be_written(tmp_path):
+    """A full disk (here a real file size limit): the prompt goes on, a user pause that has
+    expired is over, and a failure still stops this prompt's calls to the service."""
+    done = subprocess.run([sys.executable, "-c", GUARD_ON_A_FULL_DISK, str(tmp_path / "data")],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
