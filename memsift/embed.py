@@ -167,7 +167,10 @@ def load_model(onnx: Path, cache: Path, model_id: str = MODEL_ID) -> MiniLM:
     meta = _read_meta(cache)
     if meta is None or not _meta_matches(meta, onnx, model_id):
         meta = build_cache(onnx, cache, model_id)
-    return _open_cache(cache, meta)
+    try:
+        return _open_cache(cache, meta)
+    except (OSError, ValueError, KeyError) as exc:
+        raise EmbedError(f"the model cache in {cache} is unreadable: {exc}") from exc
 
 
 def _read_meta(cache: Path) -> dict | None:
@@ -231,18 +234,25 @@ def build_cache(onnx: Path, cache: Path, model_id: str = MODEL_ID) -> dict:
         index[name] = (offset, list(array.shape))
         blob.append(flat)
         offset += flat.size
-    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
-    (cache / "meta.json").unlink(missing_ok=True)
-    _save_npy(cache / "weights.npy", np.concatenate(blob))
-    _save_npy(cache / "words.npy", word_q)
     stat = onnx.stat()
     meta = {"model_id": model_id, "format": CACHE_FORMAT,
             "onnx_sha256": hashlib.sha256(data).hexdigest(), "onnx_size": stat.st_size,
             "onnx_mtime_ns": stat.st_mtime_ns, "index": index}
+    try:
+        _write_cache(cache, np.concatenate(blob), word_q, meta)
+    except OSError as exc:
+        raise EmbedError(f"cannot write the model cache in {cache}: {exc}") from exc
+    return meta
+
+
+def _write_cache(cache: Path, floats: np.ndarray, word_q: np.ndarray, meta: dict) -> None:
     from memsift.fsutil import atomic_write
 
+    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (cache / "meta.json").unlink(missing_ok=True)
+    _save_npy(cache / "weights.npy", floats)
+    _save_npy(cache / "words.npy", word_q)
     atomic_write(cache / "meta.json", json.dumps(meta))
-    return meta
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:

@@ -90,3 +90,10 @@ def test_an_unfinished_cache_without_meta_is_rebuilt(tmp_path):
 def test_a_file_that_is_not_onnx_is_refused():
     with pytest.raises(OnnxFormatError):
         read_graph(b"\x0f\xff\xff")
+
+
+def test_a_cache_folder_that_cannot_be_written_is_an_embed_error(tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    with pytest.raises(embed_module.EmbedError):
+        load_model(onnx_path(), blocker / "minilm")

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from memsift.clock import Deadline
-from memsift.embed import embed
+from memsift.embed import EmbedError
+from memsift.embed import embed as _embed_model
 from memsift.judge.base import KINDS, JudgeError
 from memsift.judge.features import (
     EMBED_SCALE,
@@ -158,6 +159,14 @@ class LocalJudge:
             if len(self._vectors) > VECTOR_CACHE:
                 self._vectors.popitem(last=False)
         return cached
+
+
+def embed(texts: Sequence[str]) -> np.ndarray:
+    """The embedding model, its failures turned into JudgeError (callers add nothing)."""
+    try:
+        return _embed_model(texts)
+    except EmbedError as exc:
+        raise JudgeError(str(exc)) from exc
 
 
 def rule_kind(message: str) -> str | None:
