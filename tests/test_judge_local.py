@@ -151,7 +151,7 @@ def test_batched_kinds_agree_with_one_at_a_time(judge):
 def test_a_short_answering_note_is_not_sunk_by_its_length(judge):
     short, long_unrelated = judge.score("why did we pick postgres over mongo?", [
         "Ledger store: Postgres, chosen for multi-row transactions.",
-        "Postgres is backed up nightly with pg_dump to the ledger backups bucket, and the dumps "
-        "are kept for thirty days in the cold storage class before they expire.",
+        ("Postgres is backed up nightly with pg_dump to the ledger backups bucket, and the "
+         "dumps are kept for thirty days in the cold storage class before they expire."),
     ])
     assert short >= judge.threshold() > long_unrelated
