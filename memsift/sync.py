@@ -200,6 +200,18 @@ def _client(settings, timeout_s: float | None):
     return CogneeClient(settings["cognee.url"], settings["cognee.api_key"], timeout_s=timeout_s)
 
 
+def _build_vectors(settings, project_root) -> None:
+    """Cache the vectors of the notes as they now are, so the judge scores Cognee's results
+    without embedding them on the prompt path (the whole set: a build keeps only these)."""
+    from memsift.longterm.cognee import VECTOR_CACHE_NAME
+    from memsift.notes import NotesFile, notes_path
+    from memsift.vectors import VectorCache
+
+    texts = [n.text for n in NotesFile(notes_path(settings, project_root)).read()]
+    if texts:
+        VectorCache(state_path(settings, project_root).parent, VECTOR_CACHE_NAME).build(texts)
+
+
 def _lock(settings, project_root):
     return file_lock(queue_path(settings, project_root).with_suffix(".lock"), timeout=30.0)
 
@@ -246,7 +258,8 @@ def replay(project_root, settings, progress: Progress | None = None,
             client.close()
         state.save(spath)
         write_queue(qpath, [])
-        return report
+    _build_vectors(settings, project_root)
+    return report
 
 
 def sync_project(project_root, settings, progress: Progress | None = None) -> SyncReport:

@@ -110,6 +110,7 @@ def test_search_finds_the_note_that_answers(two_projects, monkeypatch):
     passages = _search(load_settings(), alpha, "what naming convention do staging models use?")
     assert passages[0].text == PROJECT_A[0]
     assert passages[0].id == "a1"  # the note's own id, from the sync index
+    assert "vector" in passages[0].meta  # cached at sync: the judge embeds nothing
     assert 0.0 < passages[0].similarity <= 1.0
     assert passages[0].similarity > passages[-1].similarity
 

@@ -245,3 +245,28 @@ def test_settings_choose_the_cognee_store_and_one_dataset_per_project(monkeypatc
     assert dataset_name(settings, tmp_path / "beta") != store.dataset
     monkeypatch.setenv("MEMSIFT_COGNEE_DATASET", "team-notes")
     assert get_store(load_settings(), tmp_path / "alpha").dataset == "team-notes"
+
+
+def test_results_carry_cached_vectors_so_the_judge_need_not_embed_them(tmp_path, scripted):
+    import numpy as np
+
+    from memsift.longterm.cognee import VECTOR_CACHE_NAME
+    from memsift.vectors import VectorCache
+
+    calls = []
+
+    def embed_fn(texts):
+        calls.append(list(texts))
+        return np.ones((len(texts), 4), np.float32) / 2.0
+
+    VectorCache(tmp_path, VECTOR_CACHE_NAME, embed_fn, "all-MiniLM-L6-v2").build(
+        ["Staging models live in dbt."])
+    other = dict(CHUNK, text="Never synced here.", metadata={"data_id": "d-2"})
+    scripted.script = (200, [CHUNK, other], 0.0)
+    url = f"http://127.0.0.1:{scripted.server_address[1]}"
+    store = CogneeStore(CogneeClient(url, "k"), "memsift-p", 1.0,
+                        index_path=tmp_path / "cognee-sync.json")
+    cached, uncached = store.search("staging", 3, Deadline(1.0))
+    assert np.allclose(cached.meta["vector"], 0.5)
+    assert "vector" not in uncached.meta  # nothing is embedded on the prompt path
+    assert calls == [["Staging models live in dbt."]]

@@ -18,7 +18,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,8 @@ CONNECT_TIMEOUT_S = 1.0  # loopback or LAN; a server slower than this to accept 
 GUARD_SLACK_S = 0.05  # the guard fires just after httpx's own timeouts would have
 MIN_REQUEST_S = 0.05  # below this there is no point sending a request at all
 WRITE_TIMEOUT_S = 60.0  # sync and setup calls: an upload of many notes, not a prompt
+VECTOR_CACHE_NAME = "cognee-vectors"  # the synced notes' vectors, beside the sync state
+IMPORT_VECTOR_CACHE_NAME = "cognee-import-vectors"  # an imported memory's (bench, tests)
 COGNIFY_WAIT_S = 900.0  # an import waits for cognify: 300 notes took 81 s on a quiet machine
 COGNIFY_POLL_S = 0.5
 EMPTY_DATA_ERRORS = ("NoDataError", "DatasetNotFoundError")  # 404s that mean "nothing yet"
@@ -304,7 +306,35 @@ class CogneeStore:
             lambda: self.client.recall(query, self.dataset, top_k, budget),
             budget + GUARD_SLACK_S,
         )
-        return parse_recall(payload, self._index())
+        return self._with_vectors(parse_recall(payload, self._index()))
+
+    def vector_cache(self, name: str = VECTOR_CACHE_NAME):
+        """Vectors of the texts this project sent (built at sync and import, never here)."""
+        if self.index_path is None:
+            return None
+        from memsift.vectors import VectorCache
+
+        return VectorCache(self.index_path.parent, name)
+
+    def _with_vectors(self, passages: list[Passage]) -> list[Passage]:
+        """Attach each result's cached vector (meta["vector"], as the embedded store does) so
+        the judge need not embed Cognee's results on the prompt path. Read only: a spent
+        deadline means a text with no cached vector is left without one."""
+        for name in (VECTOR_CACHE_NAME, IMPORT_VECTOR_CACHE_NAME):
+            missing = [i for i, p in enumerate(passages) if "vector" not in p.meta]
+            cache = self.vector_cache(name) if missing else None
+            if cache is None:
+                break
+            try:
+                matrix, present = cache.vectors([passages[i].text for i in missing],
+                                                Deadline(0.0))
+            except Exception:  # noqa: BLE001, S112  a torn cache only costs the judge time
+                continue
+            for row, i in enumerate(missing):
+                if present[row]:
+                    passages[i] = replace(passages[i],
+                                          meta={**passages[i].meta, "vector": matrix[row]})
+        return passages
 
     # -- not on the prompt path: sync owns the notes; these serve imports (bench, tests)
     def add(self, passages: Iterable[Passage]) -> int:
@@ -325,6 +355,9 @@ class CogneeStore:
             self.client.cognify(self.dataset, background=True)
             self.wait_cognified(dataset_id)
         self._record_import(dataset_id, items)
+        cache = self.vector_cache(IMPORT_VECTOR_CACHE_NAME)
+        if cache is not None:
+            cache.build([p.text for p in items])
         return len(fresh)
 
     def wait_cognified(self, dataset_id: str, timeout_s: float = COGNIFY_WAIT_S) -> float:
