@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Callable
+from datetime import UTC, datetime
 
 
 def parse_time(text: str) -> datetime:
     """Parse an ISO time or date; naive values are taken as UTC."""
-    value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    value = datetime.fromisoformat(text.strip())
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def now() -> datetime:
@@ -22,7 +22,7 @@ def now() -> datetime:
             return parse_time(fixed)
         except ValueError:
             pass
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def now_iso() -> str:
@@ -58,6 +58,6 @@ class Deadline:
         if self.expired():
             raise DeadlineExceeded(f"budget of {self.seconds:.3f}s spent")
 
-    def sub(self, seconds: float) -> "Deadline":
+    def sub(self, seconds: float) -> Deadline:
         """A child budget: the smaller of `seconds` and what this one has left."""
         return Deadline(min(seconds, self.remaining()), clock=self.clock)

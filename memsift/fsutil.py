@@ -8,8 +8,8 @@ import fcntl
 import os
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 
 def atomic_write(path: Path, data: bytes | str, mode: int = 0o600) -> None:

@@ -6,7 +6,7 @@ Kept lean (no click, no rich) because it runs before every prompt. Whatever happ
 
 from __future__ import annotations
 
-import json
+import contextlib
 import sys
 import time
 
@@ -22,13 +22,11 @@ def main(argv: list[str]) -> int:
     except BaseException as exc:  # noqa: BLE001 - a hook never breaks the session
         if isinstance(exc, KeyboardInterrupt):
             return 0
-        try:
+        with contextlib.suppress(BaseException):
             from memsift.log import log
 
             log("error", "hook failed, nothing added", error=f"{type(exc).__name__}: {exc}",
                 argv=argv)
-        except BaseException:  # noqa: BLE001
-            pass
     return 0
 
 

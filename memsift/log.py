@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -24,7 +25,5 @@ def log(level: str, message: str, **fields: object) -> None:
 
         append_line(get_paths().log_file, line)
     except Exception:  # the log must never break a hook  # noqa: BLE001
-        try:
+        with contextlib.suppress(Exception):
             print(line, file=sys.stderr)
-        except Exception:  # noqa: BLE001
-            pass
