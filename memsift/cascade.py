@@ -42,18 +42,20 @@ PASSAGES_S = 0.8  # one scoring call over the passages the search returned
 JUDGE_STEPS = ("kind", "notes", "worth", "passages")
 TRANSCRIPT_S = 0.2  # reading the tail of the transcript file
 
-# --- Policy. Judge scores are probabilities that an item answers the message.
+# --- Policy. Judge scores are probabilities that an item answers the message; each backend
+# states its own threshold. The margins below are shares of the headroom above it (1 - the
+# threshold), so the policy holds however the judge is calibrated.
 SEARCH_P_MIN = 0.15  # below this mass on the kinds that call for memory: no search at all
-KIND_DOUBT_SLOPE = 0.3  # the less sure the kind is to need memory, the surer an item must be
-MAX_THRESHOLD = 0.97  # ...but a near-certain answer still gets through a doubtful kind
-PASSAGE_EXTRA = 0.1  # the long-term store holds on-topic passages that do not answer
+KIND_DOUBT_SHARE = 0.7  # the less sure the kind is to need memory, the surer an item must be
+MAX_THRESHOLD_SHARE = 0.93  # ...but a near-certain answer still gets through a doubtful kind
+PASSAGE_EXTRA_SHARE = 0.25  # the long-term store holds on-topic passages that do not answer
+NOTES_ANSWERED_SHARE = 0.5  # a note this far above the threshold answers: no long-term search
+NEAR_BEST_SHARE = 0.4  # a second item only when the judge is nearly as sure of it as the best
 NOTE_CANDIDATES = 12  # notes nearest the message go to the judge; far ones cannot answer
 PASSAGE_CANDIDATES = 16  # passages asked of the store: the answer is often not in the top 8
 KEEP_SCORE = 0.5  # an item is added at this score when the judge states no threshold
-NOTES_ANSWERED = 0.8  # a note this sure already answers: the long-term search is skipped
 WORTH_MIN = 0.25  # below this the subject is not one memory keeps: no long-term search
 MAX_ITEMS = 2  # a few lines: more reminders dilute the one that matters
-NEAR_BEST = 0.15  # a second item only when the judge is nearly as sure of it as of the best
 HELD_FRACTION = 0.5  # an item whose distinctive words the recent turns mostly hold is dropped
 SAME_ITEM_FRACTION = 0.7  # a passage that restates a kept note adds nothing
 
@@ -174,7 +176,7 @@ class Cascade:
 
     def worth_step(self, plan: Plan) -> None:
         best = max((i.score for i in plan.kept), default=0.0)
-        if best >= NOTES_ANSWERED:
+        if plan.kept and best >= above(self.keep_score, NOTES_ANSWERED_SHARE):
             self._record("worth", 0.0, "skipped: notes answered")
             plan.stop = True
             return
@@ -191,7 +193,7 @@ class Cascade:
         passages = self._timed("longterm", budget, self._search)
         if not passages:
             return
-        threshold = plan.threshold + PASSAGE_EXTRA
+        threshold = above(plan.threshold, PASSAGE_EXTRA_SHARE)
         items = self._timed("passages", PASSAGES_S,
                             lambda d: self._judge_passages(passages, d, threshold))
         if items:
@@ -199,7 +201,7 @@ class Cascade:
 
     def finish(self, plan: Plan) -> tuple[str, list[Item]]:
         items = self._conversation_filter(plan.kept) if plan.kept else []
-        items = self._lifecycle_order(near_best(items))[:MAX_ITEMS]
+        items = self._lifecycle_order(near_best(items, self.keep_score))[:MAX_ITEMS]
         items = self._with_rules(items)
         begin = self.clock()
         text, shown = render(items, int(self.settings["budget.chars"]))
@@ -525,15 +527,20 @@ class Cascade:
             log("warning", "audit line not written", error=str(exc))
 
 
+def above(threshold: float, share: float) -> float:
+    """`share` of the way from `threshold` to certainty."""
+    return threshold + (1.0 - threshold) * share
+
+
 def item_threshold(keep: float, search_p: float) -> float:
     """The score an item needs: the judge's threshold when the message surely calls for
     memory, higher as that gets doubtful (the kind model errs; a sure answer still counts)."""
-    return min(MAX_THRESHOLD, keep + KIND_DOUBT_SLOPE * (1.0 - search_p))
+    return min(above(keep, MAX_THRESHOLD_SHARE), above(keep, KIND_DOUBT_SHARE * (1.0 - search_p)))
 
 
-def near_best(items: list[Item]) -> list[Item]:
+def near_best(items: list[Item], keep: float) -> list[Item]:
     best = max((i.score for i in items), default=0.0)
-    return [i for i in items if i.score >= best - NEAR_BEST]
+    return [i for i in items if i.score >= best - NEAR_BEST_SHARE * (1.0 - keep)]
 
 
 def _summary(result) -> str:
