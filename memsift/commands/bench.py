@@ -1,7 +1,7 @@
 """`memsift bench`: benchmarks that print numbers.
 
-Replays of conversation and retrieval files live in memsift.bench.replay; the decision-model
-benchmark (`--judge`) in memsift.bench.judge.
+Replays of conversation and retrieval files live in memsift.bench.replay; each other
+benchmark has its own module in memsift.bench and its own flag here.
 """
 
 from __future__ import annotations
@@ -12,25 +12,56 @@ import click
 @click.command("bench")
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
 @click.option("--baseline", is_flag=True, help="Also replay what the official Cognee plugin does.")
-@click.option("--judge", "judge_bench", is_flag=True,
-              help="Benchmark the decision model on its held-out labelled set.")
 @click.option("--longterm", type=click.Choice(["embedded", "cognee"]), default="embedded",
               show_default=True, help="Where the long-term memory lives during the replay.")
+@click.option("--judge", "judge_bench", is_flag=True,
+              help="The decision model on its held-out labelled set, and the hook's speed.")
+@click.option("--keep", "keep_bench", is_flag=True,
+              help="The session-end keep decision on its held-out exchanges.")
+@click.option("--horizon", "horizon_bench", is_flag=True,
+              help="60 simulated days: corrections, rules, fading, reinforcement.")
+@click.option("--load", "load_bench", is_flag=True,
+              help="20 hook processes at once, then 2,000 prompts in a row.")
+@click.option("--scale", "scale_bench", is_flag=True,
+              help="The prompt path with 50 notes against 10,000.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
-def bench(files: tuple[str, ...], baseline: bool, judge_bench: bool, longterm: str,
+def bench(files: tuple[str, ...], baseline: bool, longterm: str, judge_bench: bool,
+          keep_bench: bool, horizon_bench: bool, load_bench: bool, scale_bench: bool,
           as_json: bool) -> None:
     """Replay FILES (conversations or retrieval files) through the real hook and print
-    found, added for nothing, characters and wait."""
+    found, added for nothing, characters and wait; or run the benchmarks the flags name."""
+    failed = False
     if judge_bench:
         from memsift.bench.judge import main as judge_main
 
         judge_main(as_json=as_json)
+    if keep_bench:
+        from memsift.bench.keep import main as keep_main
+
+        keep_main(as_json=as_json)
+    if horizon_bench:
+        from memsift.bench.horizon import main as horizon_main
+
+        horizon_main(as_json=as_json)
+    if load_bench:
+        from memsift.bench.load import main as load_main
+
+        failed |= load_main(as_json=as_json) != 0
+    if scale_bench:
+        import json
+
+        from memsift.bench.scale import main as scale_main
+
+        print(json.dumps(scale_main(), indent=1))
     if files:
         from memsift.bench.replay import main as replay_main
 
         replay_main(list(files), baseline=baseline, longterm=longterm, as_json=as_json)
-    if not files and not judge_bench:
-        raise click.UsageError("give benchmark FILES, or --judge")
+    if not (files or judge_bench or keep_bench or horizon_bench or load_bench or scale_bench):
+        raise click.UsageError("give benchmark FILES, or one of --judge --keep --horizon "
+                               "--load --scale")
+    if failed:
+        raise SystemExit(1)
 
 
 COMMANDS = [bench]
