@@ -111,7 +111,29 @@ def _distill(job: Job, settings) -> dict:
     from memsift import distill
 
     outcome = distill.process_session(job, settings)
+    _upkeep(job, turns, settings)
     return {"turns": len(turns), **(outcome if isinstance(outcome, dict) else {})}
+
+
+def _upkeep(job: Job, turns, settings) -> None:
+    """Off the prompt path, after the notes are written: record which added notes the
+    session used or contradicted, consolidate at most once a day, and probe paused services
+    so they resume without waiting on a prompt. Each is an extra: a failure is logged."""
+    from memsift import consolidate, health
+    from memsift.paths import project_root
+
+    root = project_root(job.cwd or ".")
+    steps = (
+        ("record usage", lambda: consolidate.record_session(root, settings, job.session_id,
+                                                             turns)),
+        ("consolidate", lambda: consolidate.maybe_consolidate(root, settings)),
+        ("probe", lambda: health.probe_all(settings)),
+    )
+    for name, step in steps:
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001
+            log("warning", f"session-end {name} failed", error=f"{type(exc).__name__}: {exc}")
 
 
 def run_job(job_path: Path, settings) -> bool:

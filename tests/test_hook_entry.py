@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from memsift.consolidate import STAMP_NAME
+from memsift.paths import project_key
 from memsift.worker import done_marker
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hosts"
@@ -80,3 +82,6 @@ def test_session_end_hands_off_inside_the_host_budget_and_the_worker_finishes(
     while not marker.exists() and time.monotonic() < end:
         time.sleep(0.1)
     assert json.loads(marker.read_text())["turns"] == 4
+    # The worker's upkeep ran too: the daily consolidation left its stamp for the project.
+    project = isolated_env / "data" / "projects" / project_key(tmp_path)
+    assert (project / STAMP_NAME).exists()
