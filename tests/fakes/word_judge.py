@@ -10,8 +10,9 @@ import numpy as np
 from fakes.openai_server import hash_vector
 
 SHARED_WORDS = 3  # an item sharing this many words with the message answers it
-ANSWERS = 0.75  # sure enough to be added (notes or passages), not so sure that a note alone
-# is taken as the whole answer and the long-term search skipped
+ANSWERS = 0.7  # sure enough to be added (notes, and passages with their higher bar), not so
+# sure that a note alone is taken as the whole answer and the long-term search skipped (the
+# cascade's bars sit at shares of the headroom above the default 0.5 threshold: 0.625, 0.75)
 
 
 def _words(text: str) -> set[str]:
