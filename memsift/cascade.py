@@ -16,9 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, TypeVar
 
 from memsift.audit import Decision, ItemRecord, write_decision
 from memsift.clock import Deadline, DeadlineExceeded
@@ -28,8 +26,11 @@ from memsift.events import Event, HookResult
 from memsift.lifecycle import rank, rules_budget, rules_for, visible
 from memsift.render import Item, render
 
+if TYPE_CHECKING:  # numpy loads only when a step needs vectors: a ruled message never does
+    import numpy as np
+
 T = TypeVar("T")
-Embedder = tuple[Callable[[Sequence[str]], np.ndarray], str]  # (embed function, model id)
+Embedder = tuple[Callable[[Sequence[str]], "np.ndarray"], str]  # (embed function, model id)
 
 # --- Budgets (seconds). The host waits on the whole path before the model sees the prompt.
 LOCAL_PROMPT_S = 1.0  # offline judge: the whole path takes ~0.2 s; a stuck disk must not cost 2 s
@@ -65,7 +66,7 @@ class Plan:
     """What the cascade has so far."""
 
     kept: list[Item] = field(default_factory=list)
-    threshold: float = KEEP_SCORE
+    threshold: float | None = None  # the score an item needs; the judge's own until the kind says
     stop: bool = False
 
 
@@ -131,7 +132,7 @@ class Cascade:
 
     def run_steps(self, steps) -> tuple[str, list[Item]]:
         try:
-            plan = Plan(threshold=self.keep_score)  # resolves the judge first
+            plan = Plan()
             for step in steps:
                 step(plan)
                 if plan.stop:
@@ -152,7 +153,10 @@ class Cascade:
             self._record("kind", 0.0, "empty")
             plan.stop = True
             return
-        probs = self._timed("kind", KIND_S, lambda d: self.judge.kind(self.event.prompt, d))
+        probs = self._ruled_kind()
+        if probs is None:
+            judge = self.judge  # resolved first: a paused LLM hands over to the local judge
+            probs = self._timed("kind", KIND_S, lambda d: judge.kind(self.event.prompt, d))
         if probs is None:
             plan.stop = True  # no kind, no basis to add anything
             return
@@ -168,8 +172,27 @@ class Cascade:
             return
         plan.threshold = item_threshold(self.keep_score, search_p)
 
+    def _ruled_kind(self) -> dict[str, float] | None:
+        """The kind of a message the local judge decides by rule ("thanks", "commit this"),
+        without loading the judge: the answer LocalJudge.kind gives, at no model or numpy
+        import. None when another judge decides or no rule applies."""
+        if self._judge is not None or self.settings["llm.base_url"]:
+            return None
+        from memsift.judge.rules import rule_kind, sure
+
+        begin = self.clock()
+        kind = rule_kind(self.event.prompt)
+        if kind is None:
+            return None
+        self._record("kind", self._ms(begin), kind)
+        return sure(kind)
+
+    def _threshold(self, plan: Plan) -> float:
+        return self.keep_score if plan.threshold is None else plan.threshold
+
     def notes_step(self, plan: Plan) -> None:
-        items = self._timed("notes", NOTES_S, lambda d: self._judge_notes(d, plan.threshold))
+        threshold = self._threshold(plan)
+        items = self._timed("notes", NOTES_S, lambda d: self._judge_notes(d, threshold))
         if items is None:
             return
         plan.kept.extend(items)
@@ -193,7 +216,7 @@ class Cascade:
         passages = self._timed("longterm", budget, self._search)
         if not passages:
             return
-        threshold = above(plan.threshold, PASSAGE_EXTRA_SHARE)
+        threshold = above(self._threshold(plan), PASSAGE_EXTRA_SHARE)
         items = self._timed("passages", PASSAGES_S,
                             lambda d: self._judge_passages(passages, d, threshold))
         if items:
@@ -201,7 +224,8 @@ class Cascade:
 
     def finish(self, plan: Plan) -> tuple[str, list[Item]]:
         items = self._conversation_filter(plan.kept) if plan.kept else []
-        items = self._lifecycle_order(near_best(items, self.keep_score))[:MAX_ITEMS]
+        items = self._lifecycle_order(near_best(items, self.keep_score) if items else [])
+        items = items[:MAX_ITEMS]
         items = self._with_rules(items)
         begin = self.clock()
         text, shown = render(items, int(self.settings["budget.chars"]))
@@ -234,6 +258,8 @@ class Cascade:
 
     def scored_notes(self, deadline: Deadline) -> list[Item]:
         """The notes nearest the message (by cached vectors), each scored by the judge."""
+        import numpy as np
+
         from memsift.vectors import VectorCache, text_hash
 
         every, hashes = self.all_notes()
@@ -284,6 +310,8 @@ class Cascade:
 
     def scored_passages(self, passages, deadline: Deadline) -> list[Item]:
         """Each passage the search returned, scored alone by the judge."""
+        import numpy as np
+
         vectors = [p.meta.get("vector") for p in passages]
         matrix = np.vstack(vectors) if vectors and all(v is not None for v in vectors) else None
         scores = self._score([p.text for p in passages], matrix, deadline)
@@ -414,6 +442,8 @@ class Cascade:
         """The message's vector, made once per prompt (by the judge when it shares the model:
         its kind question already made it)."""
         if self._query_vector is None:
+            import numpy as np
+
             if self._judge_shares_model():
                 vector = self.judge.embed_message(self.event.prompt)
             else:

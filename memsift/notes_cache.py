@@ -8,7 +8,7 @@ from pathlib import Path
 
 from memsift.fsutil import atomic_write
 from memsift.notes import Note, NotesFile
-from memsift.vectors import text_hash
+from memsift.texthash import text_hash
 
 CACHE_VERSION = 1
 

@@ -11,7 +11,6 @@ model are never reused.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import uuid
@@ -22,13 +21,10 @@ import numpy as np
 
 from memsift.clock import Deadline
 from memsift.fsutil import atomic_write, file_lock
+from memsift.texthash import text_hash
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 EMBED_BATCH = 32  # texts per model call: small enough to stop close to a deadline
-
-
-def text_hash(text: str) -> str:
-    return hashlib.blake2b(" ".join(text.split()).encode("utf-8"), digest_size=12).hexdigest()
 
 
 def default_embed() -> tuple[EmbedFn, str]:

@@ -15,7 +15,6 @@ No key, no server, no download. The heads live in memsift/data/judge_local.npz, 
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
@@ -27,36 +26,17 @@ from memsift.clock import Deadline
 from memsift.embed import EmbedError
 from memsift.embed import embed as _embed_model
 from memsift.judge.base import KINDS, JudgeError
-from memsift.judge.features import (
-    EMBED_SCALE,
-    kind_features,
-    pair_features,
-    word_set,
-    worth_features,
-)
+from memsift.judge.features import EMBED_SCALE, kind_features, pair_features, worth_features
+from memsift.judge.rules import rule_kind
+from memsift.judge.rules import sure as _sure
 
 HEADS_FILE = Path(__file__).resolve().parent.parent / "data" / "judge_local.npz"
 
 # Chosen by train_kinds.py (best F1 on the training pairs, same-subject notes as negatives);
 # the file's value wins, this is what it was when the heads were last trained.
 SCORE_THRESHOLD = 0.36
-RULE_CONFIDENCE = 0.96  # a rule is sure, but leaves the other kinds a little mass
 CHOOSE_TEMPERATURE = 0.05  # cosines differ by hundredths; this spreads them into probabilities
 VECTOR_CACHE = 64  # texts embedded once per process (kind then score on the same message)
-
-_REACTIONS = word_set("""thanks thank you thx ty tysm ok okay k kk cool nice great perfect good
-awesome yes yep yeah yup sure fine lgtm right agreed correct exactly nope no nah wow brilliant
-sweet love it works got it i see makes sense fair hmm meh oops haha lol go ahead
-👍 👌 🙏 ✅ 🎉""")
-_REACTION_PHRASES = frozenset({"looks good", "looks good to me", "thank you", "sounds good",
-                               "go ahead", "makes sense", "got it", "good catch", "my bad",
-                               "not quite", "that's wrong", "thats wrong", "you're right",
-                               "love it"})
-_ACTIONS = re.compile(
-    r"^(ok |okay |now |pls |please |then |and )?(commit( (this|it|that|everything|all))?"
-    r"( and push)?|push( (it|this|that))?|run (the )?(tests|test suite|linter|suite)( again)?"
-    r"|rerun (the )?(tests|ci)|merge( it| this)?|deploy( it)?|ship it to \w+|open a pr"
-    r"|tag (it|this)( as \S+)?)( pls| please| now)?$")
 
 
 class LocalJudge:
@@ -167,25 +147,6 @@ def embed(texts: Sequence[str]) -> np.ndarray:
         return _embed_model(texts)
     except EmbedError as exc:
         raise JudgeError(str(exc)) from exc
-
-
-def rule_kind(message: str) -> str | None:
-    """"reaction" or "action" when the message is one of the sure forms, else None."""
-    text = re.sub(r"[!.,:;]+", " ", message.strip().lower())
-    text = " ".join(text.split())
-    if not text:
-        return "reaction"
-    if text in _REACTION_PHRASES or (len(text.split()) <= 3 and
-                                     all(w in _REACTIONS for w in text.split())):
-        return "reaction"
-    if _ACTIONS.match(text):
-        return "action"
-    return None
-
-
-def _sure(kind: str) -> dict[str, float]:
-    rest = (1.0 - RULE_CONFIDENCE) / (len(KINDS) - 1)
-    return {k: (RULE_CONFIDENCE if k == kind else rest) for k in KINDS}
 
 
 def _check(deadline: Deadline | None) -> None:
