@@ -13,7 +13,7 @@ from memsift.events import Event, HookResult, Turn
 from memsift.hosts.common import (
     build_event,
     load_payload,
-    read_jsonl,
+    read_turns,
     render_additional_context,
     text_parts,
 )
@@ -43,14 +43,7 @@ def _turn_text(line: dict) -> tuple[str, str] | None:
 
 
 def read_transcript(path: str) -> list[Turn]:
-    turns: list[Turn] = []
-    for line in read_jsonl(path, HOST):
-        kept = _turn_text(line)
-        if kept:
-            role, text = kept
-            turns.append(Turn(role=role, text=text, index=len(turns),
-                              timestamp=str(line.get("timestamp", ""))))
-    return turns
+    return read_turns(path, HOST, _turn_text)
 
 
 def render_result(result: HookResult) -> str:

@@ -8,11 +8,11 @@ functions log one line saying why and return None or what could be read.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from memsift.events import Event, HookResult
+from memsift.events import Event, HookResult, Turn
 from memsift.log import log
 
 # A prompt this long is pasted material (a log, a file), not a question a note could answer;
@@ -123,3 +123,17 @@ def render_additional_context(result: HookResult) -> str:
         "hookEventName": result.event_name,
         "additionalContext": result.context,
     }}, ensure_ascii=False)
+
+
+def read_turns(path: str | Path, host: str,
+               turn_text: Callable[[dict[str, Any]], tuple[str, str] | None]) -> list[Turn]:
+    """A transcript's user and assistant turns, in order: `turn_text` is the host's reading of
+    one line, None for lines that are not conversation (tools, hook output, context)."""
+    turns: list[Turn] = []
+    for line in read_jsonl(path, host):
+        kept = turn_text(line)
+        if kept:
+            role, text = kept
+            turns.append(Turn(role=role, text=text, index=len(turns),  # type: ignore[arg-type]
+                              timestamp=str(line.get("timestamp", ""))))
+    return turns
