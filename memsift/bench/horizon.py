@@ -14,14 +14,13 @@ trivia and decisions stand on the forgetting curve at the end.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from memsift.bench import environ as _env
 
 DAYS = 60
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
@@ -152,18 +151,6 @@ def asks_of(day: int) -> list[Ask]:
 
 # --- the replay ---------------------------------------------------------------------------------
 
-@contextlib.contextmanager
-def _env(**values: str) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 @dataclass

@@ -15,7 +15,6 @@ process for each query (no hook: there are no messages to classify).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
@@ -25,6 +24,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from memsift.bench import environ
 from memsift.bench.scoring import items_added
 
 HOOK_TIMEOUT_S = 30.0  # a hung hook is a failed turn, not a hung benchmark
@@ -82,21 +82,9 @@ def percentile(sorted_values: list[float], pct: float) -> float:
 # --- environment of one replay -----------------------------------------------------------
 
 
-@contextlib.contextmanager
 def memsift_home(home: Path, now: str = ""):
     """MEMSIFT_HOME (and MEMSIFT_NOW) for this process, restored afterwards."""
-    saved = {k: os.environ.get(k) for k in ("MEMSIFT_HOME", "MEMSIFT_NOW")}
-    os.environ["MEMSIFT_HOME"] = str(home)
-    if now:
-        os.environ["MEMSIFT_NOW"] = now
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    return environ(MEMSIFT_HOME=str(home), **({"MEMSIFT_NOW": now} if now else {}))
 
 
 def prepare(data: dict, workdir: Path, longterm: str):
