@@ -48,7 +48,7 @@ def test_judge_scores_each_item_against_the_threshold(endpoint):
     result = run("which database?", "--item", "we chose sqlite", "--item", "the logo is blue",
                  "--json")
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert report["backend"] == "openai"
     assert next(iter(report["kinds"])) == "decision"
     assert report["search"] + report["no_search"] == pytest.approx(1.0)
@@ -84,7 +84,7 @@ def test_judge_without_a_model_name_says_what_to_set(openai_server, monkeypatch)
 def test_judge_uses_the_local_backend_when_no_endpoint_is_set():
     result = run("thanks, looks good", "--item", "the cache is on sqlite", "--json")
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert report["backend"] == "local"
     assert sum(report["kinds"].values()) == pytest.approx(1.0)
     assert 0.0 < report["threshold"] < 1.0

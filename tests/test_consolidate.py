@@ -153,7 +153,7 @@ def test_consolidate_command_prints_json_report(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSIFT_NOW", NOW.isoformat())
     result = CliRunner().invoke(cli, ["consolidate", "--project", str(root), "--json"])
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert report["superseded"] == [{"new": "h2", "old": "h1"}]
     assert report["time"].startswith("2026-03-01")
     human = CliRunner().invoke(cli, ["consolidate", "--project", str(root)])

@@ -90,7 +90,7 @@ class Prompts:
 
 
 def status_json() -> dict:
-    return json.loads(CliRunner().invoke(cli, ["status", "--json"]).output)
+    return json.loads(CliRunner().invoke(cli, ["status", "--json"]).stdout)
 
 
 def health() -> Health:

@@ -50,7 +50,7 @@ def test_search_prints_every_candidate_with_its_score_best_first(tmp_path):
     result = CliRunner().invoke(cli, ["search", "which column type holds money amounts, cents?",
                                       "--project", str(root), "--json"])
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.output)
+    rows = json.loads(result.stdout)
     assert {r["id"] for r in rows} == {"n01", "m01", "m02"}
     scores = [r["score"] for r in rows]
     assert scores == sorted(scores, reverse=True)

@@ -28,7 +28,7 @@ def decide(project: str, kind: str = "builds_on", chars: int = 120, **extra) -> 
 
 def test_status_json_shows_a_paused_service_and_why():
     Health.for_settings(load_settings()).report_failure("longterm", "refused", "connect failed")
-    data = json.loads(run("status", "--json").output)
+    data = json.loads(run("status", "--json").stdout)
     longterm = data["services"]["longterm"]
     assert (longterm["state"], longterm["reason"], longterm["by"]) == ("paused", "refused", "fault")
     assert data["services"]["llm"]["state"] == "ok"
@@ -38,14 +38,14 @@ def test_status_shows_the_outage_history_after_a_resume():
     health = Health.for_settings(load_settings())
     health.report_failure("llm", "auth")
     health.resume("llm")
-    [outage] = json.loads(run("status", "--json").output)["outages"]
+    [outage] = json.loads(run("status", "--json").stdout)["outages"]
     assert (outage["service"], outage["reason"], outage["resumed_by"]) == ("llm", "auth", "user")
 
 
 def test_status_shows_each_setting_with_its_source_and_masks_secrets(monkeypatch):
     monkeypatch.setenv("MEMSIFT_LLM_API_KEY", "sk-verysecretvalue")
     monkeypatch.setenv("MEMSIFT_BUDGET_CHARS", "800")
-    config = json.loads(run("status", "--json").output)["config"]
+    config = json.loads(run("status", "--json").stdout)["config"]
     assert config["budget.chars"] == {"value": 800, "source": "env"}
     assert config["budget.prompt_s"]["source"] == "default"
     assert "verysecret" not in json.dumps(config)
@@ -60,7 +60,7 @@ def test_status_counts_notes_and_long_term_items_per_project(tmp_path):
     (folder / "notes.md").write_text("# notes\n\n- one\n- two\nprose\n")
     (folder / "longterm" / "passages.jsonl").write_text('{"id":"a"}\n{"id":"b"}\n{"id":"c"}\n')
     decide(str(root.resolve()))
-    [project] = json.loads(run("status", "--json").output)["projects"]
+    [project] = json.loads(run("status", "--json").stdout)["projects"]
     assert (project["root"], project["notes"], project["longterm"]) == (
         str(root.resolve()), 2, 3)
 
@@ -68,7 +68,7 @@ def test_status_counts_notes_and_long_term_items_per_project(tmp_path):
 def test_status_lists_the_last_decisions():
     for kind in ("reaction", "builds_on", "resume"):
         decide("/src/app", kind=kind)
-    decisions = json.loads(run("status", "-n", "2", "--json").output)["decisions"]
+    decisions = json.loads(run("status", "-n", "2", "--json").stdout)["decisions"]
     assert [d["kind"] for d in decisions] == ["builds_on", "resume"]
     assert decisions[0]["wait_ms"] == 42.5 and decisions[0]["chars"] == 120
 
@@ -85,7 +85,7 @@ def test_status_shows_the_bootstrap_state_when_the_launcher_wrote_one():
     data_dir = get_paths().data_dir
     data_dir.mkdir(parents=True)
     (data_dir / "bootstrap.json").write_text('{"python": "3.11", "ready": true}')
-    assert json.loads(run("status", "--json").output)["bootstrap"] == {
+    assert json.loads(run("status", "--json").stdout)["bootstrap"] == {
         "python": "3.11", "ready": True}
     assert "bootstrap" in run("status").output.lower()
 
