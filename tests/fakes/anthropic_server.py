@@ -1,17 +1,15 @@
 """A fake Anthropic Messages server on 127.0.0.1: answers every request with one short
 streamed text reply and records each request body, so a test can check what reached the model.
 
-Run as a module to use it by hand: `python -m tests.fakes.anthropic_server` prints its URL.
+Run as a module to use it by hand: `cd tests && python -m fakes.anthropic_server` prints its URL.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Self
+from http.server import BaseHTTPRequestHandler
 
-REPLY_TEXT = "ok"
+from fakes.recording_server import REPLY_TEXT, RecordingServer
 
 
 def _sse(event: str, data: dict) -> bytes:
@@ -106,49 +104,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-class FakeAnthropicServer:
+class FakeAnthropicServer(RecordingServer):
     """Start with `with FakeAnthropicServer() as server:`; `server.url`, `server.requests`.
 
     `replies` are answered in order (a str is text, a dict a tool call), then REPLY_TEXT."""
 
-    class _Server(ThreadingHTTPServer):
-        daemon_threads = True
-        owner: FakeAnthropicServer
-
-    def __init__(self, replies: list[str | dict] | None = None) -> None:
-        self.replies = list(replies or [])
-        self.requests: list[dict] = []
-        self._lock = threading.Lock()
-        self._httpd = self._Server(("127.0.0.1", 0), _Handler)
-        self._httpd.owner = self
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def next_reply(self) -> str | dict:
-        with self._lock:
-            return self.replies.pop(0) if self.replies else REPLY_TEXT
-
-    def record(self, path: str, payload: dict) -> None:
-        with self._lock:
-            self.requests.append({"path": path, "body": payload})
+    handler = _Handler
+    url_path = ""
 
     def message_bodies(self) -> list[str]:
         """Each recorded /v1/messages request body as JSON text, to search for a marker."""
-        with self._lock:
-            return [json.dumps(r["body"]) for r in self.requests
-                    if r["path"].startswith("/v1/messages") and "count_tokens" not in r["path"]]
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        return self.bodies(
+            lambda path: path.startswith("/v1/messages") and "count_tokens" not in path)
 
 
 if __name__ == "__main__":

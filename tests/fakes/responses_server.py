@@ -2,18 +2,17 @@
 one short streamed message and records each request body, so a test can check what reached
 the model.
 
-Run as a module to use it by hand: `python -m tests.fakes.responses_server` prints its URL.
+Run as a module to use it by hand: `cd tests && python -m fakes.responses_server` prints its URL.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Self
+from http.server import BaseHTTPRequestHandler
 
-REPLY_TEXT = "ok"
+from fakes.recording_server import RecordingServer
+
 _ids = itertools.count(1)
 
 
@@ -81,50 +80,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-class FakeResponsesServer:
+class FakeResponsesServer(RecordingServer):
     """Start with `with FakeResponsesServer() as server:`; `server.url` ends in /v1.
 
     `replies` are answered in order (a str is text, a dict a function call), then
     REPLY_TEXT."""
 
-    class _Server(ThreadingHTTPServer):
-        daemon_threads = True
-        owner: FakeResponsesServer
-
-    def __init__(self, replies: list[str | dict] | None = None) -> None:
-        self.replies = list(replies or [])
-        self.requests: list[dict] = []
-        self._lock = threading.Lock()
-        self._httpd = self._Server(("127.0.0.1", 0), _Handler)
-        self._httpd.owner = self
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def next_reply(self) -> str | dict:
-        with self._lock:
-            return self.replies.pop(0) if self.replies else REPLY_TEXT
-
-    def record(self, path: str, payload: dict) -> None:
-        with self._lock:
-            self.requests.append({"path": path, "body": payload})
+    handler = _Handler
+    url_path = "/v1"
 
     def response_bodies(self) -> list[str]:
         """Each recorded /responses request body as JSON text, to search for a marker."""
-        with self._lock:
-            return [json.dumps(r["body"]) for r in self.requests
-                    if r["path"].rstrip("/").endswith("/responses")]
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        return self.bodies(lambda path: path.rstrip("/").endswith("/responses"))
 
 
 if __name__ == "__main__":
