@@ -57,7 +57,7 @@ PASSAGE_CANDIDATES = 16  # passages asked of the store: the answer is often not 
 KEEP_SCORE = 0.5  # an item is added at this score when the judge states no threshold
 WORTH_MIN = 0.25  # below this the subject is not one memory keeps: no long-term search
 MAX_ITEMS = 2  # a few lines: more reminders dilute the one that matters
-HELD_FRACTION = 0.5  # an item whose distinctive words the recent turns mostly hold is dropped
+HELD_FRACTION = 0.6  # an item whose distinctive words the session already mostly holds is dropped
 SAME_ITEM_FRACTION = 0.7  # a passage that restates a kept note adds nothing
 
 
@@ -339,7 +339,7 @@ class Cascade:
 
     def _conversation_filter(self, items: list[Item]) -> list[Item]:
         """Drop what the agent already has: items added earlier in this session (its context
-        holds them) and items whose words the recent turns mostly hold."""
+        holds them) and items whose words the session's text mostly holds."""
         given = self._already_added()
         items = [i for i in items if i.id not in given]
         turns = self._timed("conversation", TRANSCRIPT_S, self._read_turns, quiet=True)

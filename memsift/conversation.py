@@ -8,8 +8,10 @@ from collections.abc import Sequence
 
 from memsift.events import Turn
 
-RECENT_TURNS = 12  # about six exchanges: what the agent still has in view
-TAIL_CHARS = 60_000  # of those turns, the last characters only: long pastes say little
+# The agent keeps the whole session in view (until the host compacts it), so an answer given
+# forty turns ago is still held. Only the conversation's text counts (no tool output), and of
+# that the last characters: word overlap with a very long text says less and less.
+TAIL_CHARS = 30_000
 _WORD_RE = re.compile(r"[a-z0-9][a-z0-9_]*[a-z0-9]|[a-z0-9]")
 
 # Frequent words of four letters or more that say nothing about a subject.
@@ -22,11 +24,12 @@ def distinctive_words(text: str) -> set[str]:
 
 
 def recent_text(turns: Sequence[Turn], prompt: str) -> str:
-    """The last turns before this message (the message itself is not 'already held')."""
+    """The session's text before this message (the message itself is not 'already held'),
+    its last TAIL_CHARS characters."""
     turns = list(turns)
     if turns and turns[-1].role == "user" and _same(turns[-1].text, prompt):
         turns = turns[:-1]
-    text = "\n".join(t.text for t in turns[-RECENT_TURNS:])
+    text = "\n".join(t.text for t in turns)
     return text[-TAIL_CHARS:]
 
 

@@ -151,6 +151,30 @@ def test_an_item_the_conversation_already_holds_is_dropped(project, tmp_path):
     assert _steps(decision)["conversation"] == "1 dropped, 0 given before"
 
 
+def test_an_answer_given_early_in_the_session_is_still_held_many_turns_later(project, tmp_path):
+    chatter = [turn for n in range(20)
+               for turn in (("user", f"step {n}: rename the helper"), ("assistant", "Done."))]
+    transcript = _transcript(
+        tmp_path, ("user", "naming?"),
+        ("assistant", "Staging model names use a double underscore, like stg_billing__invoices."),
+        *chatter, ("user", ASK_NOTE))
+    context, decision = _run(project, ASK_NOTE, transcript=transcript)
+    assert context == ""
+    assert _steps(decision)["conversation"] == "1 dropped, 0 given before"
+
+
+def test_only_the_tail_of_a_very_long_session_counts_as_held(project, tmp_path):
+    from memsift.conversation import TAIL_CHARS
+
+    filler = [("user", "x" * 1000), ("assistant", "y" * 1000)] * (TAIL_CHARS // 2000 + 2)
+    transcript = _transcript(
+        tmp_path, ("user", "naming?"),
+        ("assistant", "Staging model names use a double underscore, like stg_billing__invoices."),
+        *filler, ("user", ASK_NOTE))
+    context, _ = _run(project, ASK_NOTE, transcript=transcript)
+    assert "[note n03" in context
+
+
 def test_an_item_already_given_in_this_session_is_not_given_again(project):
     first, _ = _run(project, ASK_NOTE)
     again, decision = _run(project, ASK_NOTE)
