@@ -112,6 +112,7 @@ class Cascade:
         self._query_vector: np.ndarray | None = None
         self._notes = None
         self._names: set[str] | None = None
+        self._given: set[str] | None = None
 
     # --- the run -------------------------------------------------------------------------
 
@@ -195,7 +196,14 @@ class Cascade:
         items = self._timed("notes", NOTES_S, lambda d: self._judge_notes(d, threshold))
         if items is None:
             return
-        plan.kept.extend(items)
+        # A note this session was already given answers nothing new: it must not stop the
+        # search for one that does (the conversation filter would drop it anyway).
+        given = self._already_added()
+        fresh = [i for i in items if i.id not in given]
+        if len(fresh) < len(items):
+            self._amend("notes", f"{len(fresh)} kept of {len(items)} answering, "
+                                 f"{len(items) - len(fresh)} given before")
+        plan.kept.extend(fresh)
 
     def worth_step(self, plan: Plan) -> None:
         best = max((i.score for i in plan.kept), default=0.0)
@@ -351,14 +359,17 @@ class Cascade:
         return fresh
 
     def _already_added(self) -> set[str]:
-        from memsift.audit import session_added
+        """Ids of the items this session's earlier prompts were given (read once)."""
+        if self._given is None:
+            from memsift.audit import session_added
 
-        try:
-            return session_added(self.event.session_id, str(self.root),
-                                 self.settings.paths.audit_file)
-        except OSError as exc:
-            self.decision.error("conversation", f"audit unreadable: {exc}")
-            return set()
+            try:
+                self._given = session_added(self.event.session_id, str(self.root),
+                                            self.settings.paths.audit_file)
+            except OSError as exc:
+                self.decision.error("conversation", f"audit unreadable: {exc}")
+                self._given = set()
+        return self._given
 
     def _read_turns(self, deadline: Deadline):
         if not self.event.transcript_path or not Path(self.event.transcript_path).exists():

@@ -179,7 +179,18 @@ def test_an_item_already_given_in_this_session_is_not_given_again(project):
     first, _ = _run(project, ASK_NOTE)
     again, decision = _run(project, ASK_NOTE)
     assert "[note n03" in first and again == ""
-    assert _steps(decision)["conversation"].endswith("1 given before")
+    assert _steps(decision)["notes"].endswith("1 given before")
+
+
+def test_a_note_given_before_does_not_stop_the_search_for_a_passage(project):
+    ask = "staging model names double underscore"
+    other = Passage("m09", "Staging model names double underscore rule came from the dbt style guide.")
+    first, _ = _run(project, ask, store=MemoryStore([other]))
+    store = MemoryStore([other])
+    again, decision = _run(project, ask, store=store)
+    assert "[note n03" in first and store.searches == 1
+    assert "[memory m09" in again and "[note n03" not in again
+    assert _steps(decision)["worth"] != "skipped: notes answered"
 
 
 def test_the_message_itself_does_not_count_as_already_held(project, tmp_path):
