@@ -265,7 +265,8 @@ class Cascade:
         return mentions_any(item.text, self._names)
 
     def scored_notes(self, deadline: Deadline) -> list[Item]:
-        """The notes nearest the message (by cached vectors), each scored by the judge."""
+        """The notes nearest the message (by cached vectors and the rare words they share
+        with it, memsift.lexical), each scored by the judge."""
         import numpy as np
 
         from memsift.vectors import VectorCache, text_hash
@@ -279,9 +280,11 @@ class Cascade:
         cache = VectorCache(self.notes_path.parent, "notes", embed_fn, model_id)
         matrix, present = cache.vectors([n.text for n in notes], deadline,
                                         [known.get(id(n)) or text_hash(n.text) for n in notes])
+        from memsift.lexical import rerank
+
         cosines = np.where(present, matrix @ self.query_vector(), -1.0)
-        nearest = [i for i in np.argsort(-cosines, kind="stable")[:NOTE_CANDIDATES]
-                   if present[i]]
+        nearest = rerank(self.event.prompt, [n.text for n in notes], cosines, NOTE_CANDIDATES,
+                         present)
         scores = self._score([notes[i].text for i in nearest], matrix[nearest], deadline)
         return [Item(notes[i].key, "notes", notes[i].text, s, notes[i].written)
                 for i, s in zip(nearest, scores)]
@@ -307,7 +310,8 @@ class Cascade:
         store = self.store
         by_vector = getattr(store, "search_vector", None)
         if by_vector is not None and getattr(store, "model_id", None) == self.embedder[1]:
-            return by_vector(self.query_vector(), PASSAGE_CANDIDATES, deadline)
+            return by_vector(self.query_vector(), PASSAGE_CANDIDATES, deadline,
+                             text=self.event.prompt)
         return store.search(self.event.prompt, PASSAGE_CANDIDATES, deadline)
 
     def _judge_passages(self, passages, deadline: Deadline, threshold: float) -> list[Item]:

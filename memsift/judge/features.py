@@ -12,6 +12,8 @@ import re
 
 import numpy as np
 
+from memsift.lexical import content_words
+
 # (name, pattern) pairs; each gives a 0/1 feature for the kind head.
 KIND_CUES: tuple[tuple[str, str], ...] = (
     ("again", r"\b(again|back again|is back|came back|keeps? (happening|failing)|once more|still the same|same (error|issue|problem))\b"),
@@ -31,19 +33,7 @@ KIND_CUES: tuple[tuple[str, str], ...] = (
 )
 _KIND_RES = tuple(re.compile(pattern) for _, pattern in KIND_CUES)
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9_.\-/]*[a-z0-9]|[a-z0-9]")
 _IDENT = re.compile(r"[_./\-]|\d|[a-z][A-Z]")
-
-def word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-STOP_WORDS = word_set("""a an the and or but if then else of to in on at by for with from as is are
-was were be been being it its this that these those there here we you i me my our your they them
-he she his her do does did done have has had not no yes so too very can could should would will
-just what why how when where which who whom about into over under again last time new all any
-some more most other same than also only own out up down off let lets let's please pls ok
-make use add run get set one two now need want like way""")
 
 EMBED_SCALE = 3.0  # embedding entries are ~0.05; chosen by 4-fold CV on the training rows
 
@@ -55,11 +45,6 @@ def kind_features(text: str) -> np.ndarray:
     cues = [1.0 if rx.search(lowered) else 0.0 for rx in _KIND_RES]
     extra = [1.0 if "?" in lowered else 0.0, math.log1p(words) / 3.0, 1.0 if words <= 3 else 0.0]
     return np.asarray(cues + extra, dtype=np.float32)
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-cased words of three letters or more that are not stop words."""
-    return {w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in STOP_WORDS}
 
 
 def identifiers(text: str) -> set[str]:

@@ -14,6 +14,7 @@ import numpy as np
 
 from memsift.clock import Deadline
 from memsift.fsutil import atomic_write, file_lock
+from memsift.lexical import rerank
 from memsift.longterm.base import LongTermError, Passage
 from memsift.vectors import EmbedFn, VectorCache
 
@@ -82,12 +83,14 @@ class LocalStore:
             query_vector = np.asarray(self.vectors.embed_fn([query]), np.float32)[0]
         except Exception as exc:  # the model is foreign code: one error type out
             raise LongTermError(f"embedded search failed: {exc}") from exc
-        return self.search_vector(query_vector, top_k, deadline)
+        return self.search_vector(query_vector, top_k, deadline, text=query)
 
     def search_vector(self, query_vector: np.ndarray, top_k: int,
-                      deadline: Deadline) -> list[Passage]:
+                      deadline: Deadline, text: str = "") -> list[Passage]:
         """search() for a caller that holds the query's vector (same model_id). Each passage
-        carries its own vector in meta["vector"], so a judge need not embed it again."""
+        carries its own vector in meta["vector"], so a judge need not embed it again. With
+        the query's `text`, the nearest passages are reordered by the rare words they share
+        with it (memsift.lexical); `similarity` stays the cosine."""
         passages = self.passages()
         if not passages or top_k <= 0:
             return []
@@ -98,8 +101,8 @@ class LocalStore:
         if deadline.expired():
             raise LongTermError("embedded search ran out of time", reason="timeout")
         scores = np.where(present, matrix @ np.asarray(query_vector, np.float32), -1.0)
-        order = np.argsort(-scores, kind="stable")[:top_k]
-        return [_found(passages[i], float(scores[i]), matrix[i]) for i in order if present[i]]
+        order = rerank(text, [p.text for p in passages], scores, top_k, present)
+        return [_found(passages[i], float(scores[i]), matrix[i]) for i in order]
 
     def add(self, passages: Iterable[Passage]) -> int:
         items = list(passages)
