@@ -269,6 +269,7 @@ class Cascade:
         with it, memsift.lexical), each scored by the judge."""
         import numpy as np
 
+        from memsift.lexical import rerank
         from memsift.vectors import VectorCache, text_hash
 
         every, hashes = self.all_notes()
@@ -280,8 +281,6 @@ class Cascade:
         cache = VectorCache(self.notes_path.parent, "notes", embed_fn, model_id)
         matrix, present = cache.vectors([n.text for n in notes], deadline,
                                         [known.get(id(n)) or text_hash(n.text) for n in notes])
-        from memsift.lexical import rerank
-
         cosines = np.where(present, matrix @ self.query_vector(), -1.0)
         nearest = rerank(self.event.prompt, [n.text for n in notes], cosines, NOTE_CANDIDATES,
                          present)

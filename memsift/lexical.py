@@ -36,13 +36,13 @@ some more most other same than also only own out up down off let lets let's plea
 make use add run get set one two now need want like way""")
 
 
-def content_words(text: str) -> set[str]:
-    """Lower-cased words of three letters or more that are not stop words."""
-    return {w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in STOP_WORDS}
-
-
 def _terms(text: str) -> list[str]:
+    """Lower-cased words of three letters or more that are not stop words, in order."""
     return [w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in STOP_WORDS]
+
+
+def content_words(text: str) -> set[str]:
+    return set(_terms(text))
 
 
 def bm25(query: str, texts: Sequence[str]) -> np.ndarray:
