@@ -279,11 +279,11 @@ class Cascade:
         known = {id(n): h for n, h in zip(every, hashes)}
         embed_fn, model_id = self.embedder
         cache = VectorCache(self.notes_path.parent, "notes", embed_fn, model_id)
-        matrix, present = cache.vectors([n.text for n in notes], deadline,
+        texts = [n.text for n in notes]
+        matrix, present = cache.vectors(texts, deadline,
                                         [known.get(id(n)) or text_hash(n.text) for n in notes])
         cosines = np.where(present, matrix @ self.query_vector(), -1.0)
-        nearest = rerank(self.event.prompt, [n.text for n in notes], cosines, NOTE_CANDIDATES,
-                         present)
+        nearest = rerank(self.event.prompt, texts, cosines, NOTE_CANDIDATES, present)
         scores = self._score([notes[i].text for i in nearest], matrix[nearest], deadline)
         return [Item(notes[i].key, "notes", notes[i].text, s, notes[i].written)
                 for i, s in zip(nearest, scores)]

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from memsift.judge.rules import word_set
+
 RERANK_POOL = 128  # nearest candidates by cosine that the words may reorder
 LEXICAL_WEIGHT = 0.03  # BM25 points to cosine (chosen on the dev retrieval files: recall@16
 #                        0.675 -> 0.85 and 0.675 -> 0.75, recall@2 0.40 -> 0.58, 0.35 -> 0.53)
@@ -22,11 +24,6 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.\-/]*[a-z0-9]|[a-z0-9]")
-
-
-def word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
 
 STOP_WORDS = word_set("""a an the and or but if then else of to in on at by for with from as is are
 was were be been being it its this that these those there here we you i me my our your they them

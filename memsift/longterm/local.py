@@ -95,13 +95,14 @@ class LocalStore:
         if not passages or top_k <= 0:
             return []
         try:
-            matrix, present = self.vectors.vectors([p.text for p in passages], deadline)
+            texts = [p.text for p in passages]
+            matrix, present = self.vectors.vectors(texts, deadline)
         except Exception as exc:
             raise LongTermError(f"embedded search failed: {exc}") from exc
         if deadline.expired():
             raise LongTermError("embedded search ran out of time", reason="timeout")
         scores = np.where(present, matrix @ np.asarray(query_vector, np.float32), -1.0)
-        order = rerank(text, [p.text for p in passages], scores, top_k, present)
+        order = rerank(text, texts, scores, top_k, present)
         return [_found(passages[i], float(scores[i]), matrix[i]) for i in order]
 
     def add(self, passages: Iterable[Passage]) -> int:
