@@ -53,7 +53,7 @@ def _run(argv: list[str], started: float) -> None:
     for warning in settings.warnings:
         log("warning", warning)
     if event_name == "UserPromptSubmit":
-        from memsift.cascade import run_prompt
+        from memsift.prompt.cascade import run_prompt
 
         result = run_prompt(event, settings, started=started)
         out = adapter.render_result(result)
@@ -61,6 +61,6 @@ def _run(argv: list[str], started: float) -> None:
             sys.stdout.write(out)
             sys.stdout.flush()
     else:
-        from memsift.worker import hand_off
+        from memsift.session_end.worker import hand_off
 
         hand_off(event, settings)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 APP = "memsift"
+PACKAGE_DATA = Path(__file__).resolve().parent / "data"  # files shipped inside the package
 
 
 @dataclass(frozen=True)

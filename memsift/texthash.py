@@ -1,5 +1,5 @@
 """The key of a text in the vector caches: whitespace-normalised, hashed. Apart from
-memsift.vectors so that reading the notes (every prompt) needs no numpy."""
+memsift.model.vectors so that reading the notes (every prompt) needs no numpy."""
 
 from __future__ import annotations
 

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from fakes.word_judge import WordJudge, hash_embedder
 
-from memsift.cascade import run_prompt
 from memsift.config import load_settings
 from memsift.events import Event
 from memsift.fsutil import append_line
 from memsift.longterm.local import LocalStore
-from memsift.notes import Note, NotesFile, notes_path
+from memsift.memory.notes import Note, NotesFile, notes_path
 from memsift.paths import get_paths
+from memsift.prompt.cascade import run_prompt
 
 PROMPT = "why do staging model names use a double underscore"
 NOTE = "Staging model names use a double underscore between source and table."

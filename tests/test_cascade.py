@@ -9,12 +9,12 @@ import pytest
 from fakes.memory import BAG, MemoryStore, SleepyJudge, WordJudge
 
 from memsift.audit import read_audit
-from memsift.cascade import run_prompt
 from memsift.config import load_settings
 from memsift.events import Event
 from memsift.longterm.base import Passage
-from memsift.notes import Note, NotesFile, notes_path
-from memsift.render import CLOSE_TAG, OPEN_TAG
+from memsift.memory.notes import Note, NotesFile, notes_path
+from memsift.prompt.cascade import run_prompt
+from memsift.prompt.render import CLOSE_TAG, OPEN_TAG
 
 NOTE = Note("Staging model names use a double underscore: stg_billing__invoices.", id="n03",
             written="2024-06-12")
@@ -164,7 +164,7 @@ def test_an_answer_given_early_in_the_session_is_still_held_many_turns_later(pro
 
 
 def test_only_the_tail_of_a_very_long_session_counts_as_held(project, tmp_path):
-    from memsift.conversation import TAIL_CHARS
+    from memsift.prompt.conversation import TAIL_CHARS
 
     filler = [("user", "x" * 1000), ("assistant", "y" * 1000)] * (TAIL_CHARS // 2000 + 2)
     transcript = _transcript(
@@ -208,7 +208,7 @@ def test_an_empty_message_adds_nothing(project):
 
 
 def test_a_paused_long_term_service_is_not_called(project):
-    from memsift.health import Health
+    from memsift.services.health import Health
 
     settings = load_settings({"cognee.url": "http://127.0.0.1:9"})
     Health.for_settings(settings).pause("longterm")
@@ -233,7 +233,7 @@ def test_an_item_that_names_none_of_the_messages_names_is_left_out(project):
 
 
 def test_names_are_capitalised_words_inside_a_sentence():
-    from memsift.conversation import names
+    from memsift.prompt.conversation import names
 
     assert names("When did Caroline visit Paris? What did I say") == {"caroline", "paris"}
     assert names("what should the staging model be called, stg_events?") == set()

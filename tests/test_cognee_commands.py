@@ -36,7 +36,7 @@ def test_sync_without_a_server_says_how_to_get_one(tmp_path):
 
 def test_sync_keeps_the_changes_queued_when_the_server_is_down(monkeypatch, tmp_path):
     from memsift.config import load_settings
-    from memsift.notes import NotesFile, notes_path
+    from memsift.memory.notes import NotesFile, notes_path
 
     monkeypatch.setenv("MEMSIFT_COGNEE_URL", f"http://127.0.0.1:{_closed_port()}")
     NotesFile(notes_path(load_settings(), tmp_path)).write_locked("- One note.\n")

@@ -14,13 +14,13 @@ import httpx
 import pytest
 
 from memsift.clock import Deadline
-from memsift.cognee_server import cognee_python, throwaway_server, wait_cognified
 from memsift.config import load_settings
 from memsift.longterm import get_store
 from memsift.longterm.base import LongTermError
 from memsift.longterm.cognee import CogneeClient, CogneeStore, dataset_name
-from memsift.notes import NotesFile, notes_path
-from memsift.sync import sync_project
+from memsift.longterm.sync import sync_project
+from memsift.memory.notes import NotesFile, notes_path
+from memsift.services.cognee_server import cognee_python, throwaway_server, wait_cognified
 
 pytestmark = pytest.mark.cognee
 
@@ -173,7 +173,7 @@ def test_the_server_requires_an_api_key(cognee):
 
 
 def test_an_imported_memory_is_searchable_at_once_with_its_own_ids(cognee, tmp_path):
-    from memsift.cognee_server import import_memory
+    from memsift.services.cognee_server import import_memory
 
     index = tmp_path / "cognee-sync.json"
     passages = [{"id": "m01", "text": "Backfills run with the --full-refresh flag off.",
@@ -197,7 +197,7 @@ def test_cognee_start_runs_a_server_stores_its_key_and_stop_ends_it(monkeypatch,
     from click.testing import CliRunner
 
     from memsift.cli import cli
-    from memsift.cognee_server import free_port
+    from memsift.services.cognee_server import free_port
 
     if COGNEE_PYTHON is None or not COGNEE_PYTHON.exists():
         pytest.skip("no Cognee")  # the module fixture already failed this under CI

@@ -251,7 +251,7 @@ def test_results_carry_cached_vectors_so_the_judge_need_not_embed_them(tmp_path,
     import numpy as np
 
     from memsift.longterm.cognee import VECTOR_CACHE_NAME
-    from memsift.vectors import VectorCache
+    from memsift.model.vectors import VectorCache
 
     calls = []
 

@@ -1,4 +1,4 @@
-"""memsift.consolidate and `memsift consolidate`: the files behind memory that lives."""
+"""memsift.memory.consolidate and `memsift consolidate`: the files behind memory that lives."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from datetime import UTC, datetime, timedelta
 
 from click.testing import CliRunner
 
-from memsift import consolidate as cons
-from memsift import lifecycle as lc
 from memsift.audit import Decision, ItemRecord, write_decision
 from memsift.cli import cli
 from memsift.config import load_settings
 from memsift.events import Turn
-from memsift.notes import Note, NotesFile, notes_path
+from memsift.memory import consolidate as cons
+from memsift.memory import lifecycle as lc
+from memsift.memory.notes import Note, NotesFile, notes_path
 
 NOW = datetime(2026, 3, 1, 9, tzinfo=UTC)
 NOTES = [

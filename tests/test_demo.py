@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from memsift.audit import read_audit
-from memsift.demo import load_sample, run_demo
+from memsift.commands.demo_run import load_sample, run_demo
 
 
 def test_the_sample_project_loads_with_ids_and_dates():

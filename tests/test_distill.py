@@ -11,10 +11,10 @@ from pathlib import Path
 from fakes.openai_server import FAKE_MODEL, json_reply, probs_reply, text_reply
 
 from memsift.config import load_settings
-from memsift.distill import MAX_NOTE_CHARS, process_session, state_path
-from memsift.history import versions
-from memsift.notes import NotesFile, notes_path
+from memsift.memory.history import versions
+from memsift.memory.notes import NotesFile, notes_path
 from memsift.paths import project_root
+from memsift.session_end.distill import MAX_NOTE_CHARS, process_session, state_path
 
 DECISION = (
     "Should the importer keep SQLite or move to Postgres?",
@@ -204,7 +204,7 @@ def test_session_end_after_stop_still_runs_the_llm_revision(tmp_path, monkeypatc
 WORKER = """
 import sys
 from memsift.config import load_settings
-from memsift.distill import process_session
+from memsift.session_end.distill import process_session
 job = {"host": "claude-code", "session_id": sys.argv[1], "transcript_path": sys.argv[2],
        "cwd": sys.argv[3], "event": "SessionEnd"}
 print(process_session(job, load_settings())["kept"])
@@ -240,7 +240,7 @@ def _merged_away(project: Path) -> int:
     kept = {n.meta["source"] for n in project_notes(project).read()}
     seen = set()
     for version in versions(project_notes(project).path):
-        from memsift.notes import parse
+        from memsift.memory.notes import parse
 
         seen |= {n.meta.get("source") for n in parse(version.read_bytes().decode())}
     return len(seen - kept - {None})

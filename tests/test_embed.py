@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memsift import embed as embed_module
-from memsift.embed import DIM, MODEL_ID, embed, load_model, onnx_path
-from memsift.onnxread import OnnxFormatError, read_graph
-from memsift.wordpiece import basic_tokens, default_tokenizer
+from memsift.model import embed as embed_module
+from memsift.model.embed import DIM, MODEL_ID, embed, load_model, onnx_path
+from memsift.model.onnxread import OnnxFormatError, read_graph
+from memsift.model.wordpiece import basic_tokens, default_tokenizer
 
 CASES = json.loads((Path(__file__).parent / "data" / "wordpiece_cases.json").read_text("utf-8"))
 

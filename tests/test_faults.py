@@ -19,13 +19,13 @@ from fakes.cognee_server import FakeCognee, Fault
 from fakes.openai_server import FakeOpenAI, Reply, error_reply, probs_reply
 from fakes.word_judge import WordJudge, hash_embedder
 
-from memsift.cascade import LOCAL_PROMPT_S, run_prompt
 from memsift.cli import cli
 from memsift.config import load_settings
 from memsift.events import Event
-from memsift.health import Health
 from memsift.longterm.cognee import CogneeClient, CogneeStore, dataset_name
-from memsift.notes import Note, NotesFile, notes_path
+from memsift.memory.notes import Note, NotesFile, notes_path
+from memsift.prompt.cascade import LOCAL_PROMPT_S, run_prompt
+from memsift.services.health import Health
 
 SLACK_S = 0.3  # thread hand-offs and a loaded CI machine, on top of the prompt budget
 SAME_COST_MS = 50.0  # "the next prompts within 50 ms of the no-service time"

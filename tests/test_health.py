@@ -14,8 +14,8 @@ from fakes.openai_server import FakeOpenAI, error_reply, text_reply
 
 from memsift.clock import DeadlineExceeded
 from memsift.config import load_settings
-from memsift.health import Health, HealthError, classify, probe_llm, probe_longterm
 from memsift.longterm.base import LongTermError
+from memsift.services.health import Health, HealthError, classify, probe_llm, probe_longterm
 
 T0 = datetime(2026, 11, 20, 14, 2, tzinfo=UTC)
 
@@ -243,7 +243,7 @@ def test_the_detached_probe_process_resumes_the_service(cognee, monkeypatch, iso
     settings = load_settings()
     health = Health.for_settings(settings)
     health.report_failure("longterm", "refused")
-    subprocess.run([sys.executable, "-m", "memsift.health", "probe", "longterm"],
+    subprocess.run([sys.executable, "-m", "memsift.services.health", "probe", "longterm"],
                    check=True, timeout=30)
     assert not health.is_paused("longterm")
 
@@ -252,7 +252,7 @@ def test_concurrent_processes_share_one_outage(tmp_path):
     """Eight processes report the same outage at once: one pause, one outage id, a state
     file that stays valid JSON."""
     script = (
-        "import sys, pathlib; from memsift.health import Health;"
+        "import sys, pathlib; from memsift.services.health import Health;"
         "h = Health(pathlib.Path(sys.argv[1]), spawn_probe=lambda s: None);"
         "[h.report_failure('longterm', 'timeout') for _ in range(20)];"
         "[h.notice_for_session(sys.argv[2]) for _ in range(5)]"
@@ -271,7 +271,7 @@ GUARD_ON_A_FULL_DISK = """
 import resource, signal, sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from memsift.health import Health, PromptGuard
+from memsift.services.health import Health, PromptGuard
 from memsift.longterm.base import LongTermError
 
 at = [datetime(2026, 11, 20, 14, 2, tzinfo=timezone.utc)]

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from memsift.consolidate import STAMP_NAME
+from memsift.memory.consolidate import STAMP_NAME
 from memsift.paths import project_key
-from memsift.worker import done_marker
+from memsift.session_end.worker import done_marker
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hosts"
 HOSTS = ("claude-code", "codex")

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from memsift.cli import cli
-from memsift.install import HOOK_TIMEOUTS_S, codex_trusted_hash
+from memsift.hosts.install import HOOK_TIMEOUTS_S, codex_trusted_hash
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = "/opt/memsift/bin/python"

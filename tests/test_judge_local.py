@@ -7,11 +7,11 @@ import pytest
 
 from memsift.clock import Deadline
 from memsift.config import load_settings
-from memsift.embed import DIM, embed
 from memsift.judge import get_judge
 from memsift.judge.base import KINDS, SEARCH_KINDS, JudgeError, needs_search
 from memsift.judge.features import kind_features, pair_features, worth_features
 from memsift.judge.local import HEADS_FILE, LocalJudge, rule_kind
+from memsift.model.embed import DIM, embed
 
 
 @pytest.fixture(scope="module")

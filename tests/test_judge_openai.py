@@ -347,7 +347,7 @@ def test_a_base_url_that_is_no_url_is_a_config_error():
 
 PROMPT_PATH_CHECK = """
 import sys
-import memsift.hook, memsift.cascade, memsift.health, memsift.judge.openai_compat
+import memsift.hook, memsift.prompt.cascade, memsift.services.health, memsift.judge.openai_compat
 from memsift.config import load_settings
 from memsift.judge import get_judge
 assert 'openai' not in sys.modules, 'imported on the prompt path'

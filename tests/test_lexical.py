@@ -1,4 +1,4 @@
-"""The lexical reordering of the nearest candidates (memsift.lexical)."""
+"""The lexical reordering of the nearest candidates (memsift.model.lexical)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from memsift.clock import Deadline
-from memsift.lexical import RERANK_POOL, bm25, rerank
 from memsift.longterm.base import Passage
 from memsift.longterm.local import LocalStore
+from memsift.model.lexical import RERANK_POOL, bm25, rerank
 
 TEXTS = ["Melanie went camping with her kids in the mountains in June.",
          "Caroline went to the LGBTQ support group on the 7th of May.",

@@ -1,4 +1,4 @@
-"""memsift.lifecycle: the pure rules of memory that lives."""
+"""memsift.memory.lifecycle: the pure rules of memory that lives."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memsift import lifecycle as lc
-from memsift.notes import Note
+from memsift.memory import lifecycle as lc
+from memsift.memory.notes import Note
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 

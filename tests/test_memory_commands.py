@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from memsift.cli import cli
 from memsift.config import load_settings
 from memsift.longterm.local import LocalStore
-from memsift.notes import NotesFile, notes_path
+from memsift.memory.notes import NotesFile, notes_path
 
 DATA = Path(__file__).parent / "data"
 

@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from memsift.cli import cli
 from memsift.config import load_settings
-from memsift.notes import Note, NotesFile, notes_path
+from memsift.memory.notes import Note, NotesFile, notes_path
 from memsift.paths import project_root
 
 

@@ -13,8 +13,8 @@ from fakes.memory import WORD_MODEL_ID, bag_embed
 from memsift.clock import Deadline
 from memsift.longterm.base import LongTermError, Passage
 from memsift.longterm.local import LocalStore
-from memsift.notes import Note, NotesFile
-from memsift.vectors import VectorCache
+from memsift.memory.notes import Note, NotesFile
+from memsift.model.vectors import VectorCache
 
 WRITERS = 4
 NOTES_EACH = 25
@@ -119,8 +119,8 @@ def test_a_search_past_its_deadline_is_a_timeout(tmp_path):
 
 
 def test_parsed_notes_are_reused_until_the_file_changes(tmp_path):
-    from memsift.notes_cache import read_notes
-    from memsift.vectors import text_hash
+    from memsift.memory.notes_cache import read_notes
+    from memsift.model.vectors import text_hash
 
     path = tmp_path / "notes.md"
     NotesFile(path).append([Note("first note", id="a")])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memsift.render import CLOSE_TAG, OPEN_TAG, Item, render
+from memsift.prompt.render import CLOSE_TAG, OPEN_TAG, Item, render
 
 
 def _item(n: int, score: float, length: int = 80) -> Item:

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsift.history import NothingToUndo, undo, versions
-from memsift.notes import Note, NotesFile, format_note, parse
-from memsift.revise import (
+from memsift.memory.history import NothingToUndo, undo, versions
+from memsift.memory.notes import Note, NotesFile, format_note, parse
+from memsift.session_end.revise import (
     Patch,
     StalePatch,
     apply_patches,
@@ -145,7 +145,7 @@ def test_near_duplicates_merge_keeping_the_newer_wording_and_history_keeps_the_o
     notes_file.append([older, other, newer])
     before = notes_file.read_text()
     embed = _fake_embed({older.text: [1, 0.1, 0], newer.text: [1, 0.12, 0], other.text: [0, 0, 1]})
-    from memsift.revise import offline_pass
+    from memsift.session_end.revise import offline_pass
 
     assert offline_pass(notes_file, fresh=[newer.text], embed=embed) == 1
     texts = [n.text for n in notes_file.read()]

@@ -11,9 +11,9 @@ from click.testing import CliRunner
 from memsift.audit import Decision, ItemRecord, write_decision
 from memsift.cli import cli
 from memsift.config import load_settings
-from memsift.health import Health
 from memsift.hook import main as hook_main
 from memsift.paths import get_paths
+from memsift.services.health import Health
 
 
 def run(*args: str, input: str | None = None):

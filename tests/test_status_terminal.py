@@ -28,8 +28,8 @@ def seed(home: Path) -> None:
     os.environ["MEMSIFT_COGNEE_API_KEY"] = "ck-secret-value"
     from memsift.audit import Decision, ItemRecord, write_decision
     from memsift.config import load_settings
-    from memsift.health import Health
-    from memsift.notes import Note, NotesFile, notes_path
+    from memsift.memory.notes import Note, NotesFile, notes_path
+    from memsift.services.health import Health
 
     settings = load_settings()
     health = Health.for_settings(settings)

@@ -199,8 +199,8 @@ def _count(tally: Tally, ask: Ask, added: set[str]) -> None:
 
 def _prompt(project: Path, settings, day: int, ask: Ask, minute: int, parts: dict) -> set[str]:
     from memsift.audit import read_audit
-    from memsift.cascade import run_prompt
     from memsift.events import Event
+    from memsift.prompt.cascade import run_prompt
 
     when = START + timedelta(days=day, minutes=minute)
     with _env(MEMSIFT_NOW=when.isoformat()):
@@ -211,10 +211,10 @@ def _prompt(project: Path, settings, day: int, ask: Ask, minute: int, parts: dic
 
 
 def _session_end(project: Path, settings, day: int, asks: list[Ask], similarity_for) -> dict:
-    from memsift import lifecycle as lc
-    from memsift.consolidate import maybe_consolidate, record_session
     from memsift.events import Turn
-    from memsift.notes import Note, NotesFile, notes_path
+    from memsift.memory import lifecycle as lc
+    from memsift.memory.consolidate import maybe_consolidate, record_session
+    from memsift.memory.notes import Note, NotesFile, notes_path
 
     when = START + timedelta(days=day, hours=SESSION_END_HOUR - START.hour)
     with _env(MEMSIFT_NOW=when.isoformat()):
@@ -256,9 +256,9 @@ def replay(home: Path, days: int = DAYS, *similarity_for, **parts) -> dict:
 
 
 def _standing(project: Path, settings, when: datetime) -> dict[str, dict]:
-    from memsift import lifecycle as lc
-    from memsift.consolidate import note_states
-    from memsift.notes import NotesFile, notes_path
+    from memsift.memory import lifecycle as lc
+    from memsift.memory.consolidate import note_states
+    from memsift.memory.notes import NotesFile, notes_path
 
     notes = NotesFile(notes_path(settings, project)).read()
     states = note_states(settings, project)

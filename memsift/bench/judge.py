@@ -51,9 +51,9 @@ def kind_report() -> dict:
 
 
 def pair_report() -> dict:
-    from memsift.embed import embed
     from memsift.judge.local import LocalJudge
     from memsift.judge.train_kinds import auc, read_jsonl
+    from memsift.model.embed import embed
 
     judge = LocalJudge()
     rows = [r for r in read_jsonl("item_pairs.jsonl") if r["split"] == "test"]

@@ -81,7 +81,7 @@ def prepare(home: Path) -> Path:
     """A project with a few notes, in the benchmark's own MEMSIFT_HOME."""
     os.environ["MEMSIFT_HOME"] = str(home)
     from memsift.config import load_settings
-    from memsift.notes import Note, NotesFile, notes_path
+    from memsift.memory.notes import Note, NotesFile, notes_path
 
     project = home / "project"
     (project / ".git").mkdir(parents=True, exist_ok=True)

@@ -91,7 +91,7 @@ def prepare(data: dict, workdir: Path, longterm: str):
     """A project folder and a home holding the file's notes and memory; returns
     (settings, project root)."""
     from memsift.config import load_settings
-    from memsift.memory import import_data
+    from memsift.memory.importer import import_data
 
     project = workdir / "project"
     (project / ".git").mkdir(parents=True)
@@ -274,7 +274,7 @@ class RetrievalScore:
 
 
 def replay_retrieval(data: dict, longterm: str, progress=None) -> RetrievalScore:
-    from memsift.cascade import recall
+    from memsift.prompt.cascade import recall
 
     score = RetrievalScore(data.get("name", "?"))
     with tempfile.TemporaryDirectory(prefix="memsift-bench-") as tmp, \

@@ -29,7 +29,7 @@ MESSAGES = (
 
 
 def _notes(n: int) -> list:
-    from memsift.notes import Note
+    from memsift.memory.notes import Note
 
     topics = ("payments", "exports", "refunds", "reports", "schema", "deploys", "tests", "auth")
     return [Note(f"Note {i}: the {topics[i % len(topics)]} rule number {i} says to check "
@@ -38,9 +38,9 @@ def _notes(n: int) -> list:
 
 
 def _project(workdir: Path, n: int, settings) -> Path:
-    from memsift.embed import DIM, MODEL_ID
-    from memsift.notes import NotesFile, notes_path
-    from memsift.vectors import VectorCache, text_hash
+    from memsift.memory.notes import NotesFile, notes_path
+    from memsift.model.embed import DIM, MODEL_ID
+    from memsift.model.vectors import VectorCache, text_hash
 
     project = workdir / f"project-{n}"
     (project / ".git").mkdir(parents=True)

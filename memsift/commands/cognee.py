@@ -29,7 +29,7 @@ def sync(project: str | None) -> None:
     What cannot be sent stays queued for the next sync."""
     from rich.progress import Progress
 
-    from memsift.sync import sync_project
+    from memsift.longterm.sync import sync_project
 
     settings = _settings()
     if not settings["cognee.url"]:
@@ -56,7 +56,7 @@ def cognee() -> None:
 @cognee.command("install")
 def install() -> None:
     """Install Cognee into its own venv in memsift's cache folder (about 1.6 GB)."""
-    from memsift.cognee_server import default_venv, install_venv
+    from memsift.services.cognee_server import default_venv, install_venv
 
     venv = default_venv(_settings())
     click.echo(f"installing Cognee into {venv} ...")
@@ -69,7 +69,7 @@ def install() -> None:
 def start(port: int | None) -> None:
     """Start a local Cognee server on 127.0.0.1 with memsift's model server beside it, and
     store its URL and a new API key in memsift's config file."""
-    from memsift.cognee_server import DEFAULT_PORT, CogneeServerError, start_local
+    from memsift.services.cognee_server import DEFAULT_PORT, CogneeServerError, start_local
 
     try:
         state = start_local(_settings(), port or DEFAULT_PORT)
@@ -82,7 +82,7 @@ def start(port: int | None) -> None:
 @cognee.command("stop")
 def stop() -> None:
     """Stop the local Cognee server and the model server."""
-    from memsift.cognee_server import stop_local
+    from memsift.services.cognee_server import stop_local
 
     click.echo("stopped" if stop_local(_settings()) else "not running")
 
@@ -90,7 +90,7 @@ def stop() -> None:
 @cognee.command("status")
 def status() -> None:
     """Say which Cognee server is configured and whether it answers."""
-    from memsift.cognee_server import local_status
+    from memsift.services.cognee_server import local_status
 
     info = local_status(_settings())
     if not info["url"]:

@@ -17,7 +17,7 @@ def consolidate_command(project: str, as_json: bool) -> None:
     reinforcement from past sessions, and report what changed and what has faded. Nothing is
     deleted: superseded notes stay in the file (see `memsift notes history`)."""
     from memsift.config import load_settings
-    from memsift.consolidate import consolidate
+    from memsift.memory.consolidate import consolidate
     from memsift.paths import project_root
 
     settings = load_settings()

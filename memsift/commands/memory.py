@@ -33,7 +33,7 @@ def import_command(file: Path, project: str | None) -> None:
     """Load a benchmark FILE's `notes` into the project's notes (ids and dates kept) and its
     `memory` into the long-term store."""
     from memsift.longterm import LongTermError
-    from memsift.memory import BenchFileError, import_data, load_bench_file
+    from memsift.memory.importer import BenchFileError, import_data, load_bench_file
 
     root = _project(project)
     try:
@@ -53,7 +53,7 @@ def search_command(text: str, project: str | None, as_json: bool) -> None:
     and print what would be kept."""
     from memsift.judge import JudgeError
     from memsift.longterm import LongTermError
-    from memsift.memory import search
+    from memsift.prompt.search import search
 
     try:
         rows = search(text, _settings(), _project(project))
@@ -87,7 +87,7 @@ def _print_rows(rows) -> None:
 def demo_command(home: Path | None) -> None:
     """Replay a short sample session on a sample project through the real hook, and show per
     message its kind, what memory added, and the wait."""
-    from memsift.demo import run_demo
+    from memsift.commands.demo_run import run_demo
 
     run_demo(home)
 

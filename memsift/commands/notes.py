@@ -20,7 +20,7 @@ def _project(project: str | None) -> Path:
 
 def _notes_file(project: str | None):
     from memsift.config import ConfigError, load_settings
-    from memsift.notes import NotesFile, notes_path
+    from memsift.memory.notes import NotesFile, notes_path
 
     try:
         settings = load_settings()
@@ -54,7 +54,7 @@ def list_command(project: str | None) -> None:
               help="Show the earlier version N (see `memsift notes history`).")
 def show_command(project: str | None, version: int | None) -> None:
     """Print the notes file as it is, or an earlier version of it."""
-    from memsift.history import versions
+    from memsift.memory.history import versions
 
     notes_file = _notes_file(project)
     if version is None:
@@ -90,7 +90,7 @@ def edit_command(project: str | None) -> None:
 @click.option("--project", metavar="DIR", help=PROJECT_HELP)
 def undo_command(project: str | None) -> None:
     """Put back the notes as they were before the last change, byte for byte."""
-    from memsift.history import NothingToUndo, undo
+    from memsift.memory.history import NothingToUndo, undo
 
     notes_file = _notes_file(project)
     try:
@@ -105,8 +105,8 @@ def undo_command(project: str | None) -> None:
 @click.option("--project", metavar="DIR", help=PROJECT_HELP)
 def history_command(project: str | None) -> None:
     """List the earlier versions kept, newest first, with how many notes each held."""
-    from memsift.history import versions
-    from memsift.notes import parse
+    from memsift.memory.history import versions
+    from memsift.memory.notes import parse
 
     notes_file = _notes_file(project)
     entries = versions(notes_file.path)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from memsift.install import HOSTS, InstallError, apply, codex_project_trusted, plan
+from memsift.hosts.install import HOSTS, InstallError, apply, codex_project_trusted, plan
 
 _host = click.argument("host", type=click.Choice(HOSTS))
 _project = click.option(

@@ -7,7 +7,7 @@ import re
 
 import click
 
-from memsift.health import LABELS, SERVICES
+from memsift.services.health import LABELS, SERVICES
 
 _DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -41,7 +41,7 @@ def _settings():
 def status(decisions: int, as_json: bool) -> None:
     """Services and their health, pauses and outages, the configuration in effect, notes and
     long-term items per project, and the last decisions."""
-    from memsift.status import collect, render
+    from memsift.commands.status_view import collect, render
 
     data = collect(_settings(), decisions=decisions)
     if as_json:
@@ -58,8 +58,8 @@ def status(decisions: int, as_json: bool) -> None:
 def log_command(count: int, project: str | None, as_json: bool) -> None:
     """The last decisions in full: steps and their times, items added, errors."""
     from memsift.audit import read_audit
+    from memsift.commands.status_view import render_log
     from memsift.paths import project_root
-    from memsift.status import render_log
 
     _settings()  # a broken config is reported here, like every command
     root = str(project_root(project)) if project else None
@@ -81,7 +81,7 @@ def _services(service: str | None) -> list[str]:
 def pause(service: str | None, duration: str | None) -> None:
     """Pause SERVICE (longterm or llm; both when omitted): prompts go on without it until
     `memsift resume` or the --for time is up."""
-    from memsift.health import Health
+    from memsift.services.health import Health
 
     for_s = parse_duration(duration) if duration else None
     health = Health.for_settings(_settings())
@@ -95,7 +95,7 @@ def pause(service: str | None, duration: str | None) -> None:
 @click.argument("service", required=False, type=click.Choice(SERVICES))
 def resume(service: str | None) -> None:
     """Resume SERVICE (both when omitted), whether the user or an outage paused it."""
-    from memsift.health import Health
+    from memsift.services.health import Health
 
     health = Health.for_settings(_settings())
     for name in _services(service):

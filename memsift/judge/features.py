@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from memsift.lexical import content_words
+from memsift.model.lexical import content_words
 
 # (name, pattern) pairs; each gives a 0/1 feature for the kind head.
 KIND_CUES: tuple[tuple[str, str], ...] = (

@@ -23,14 +23,15 @@ from pathlib import Path
 import numpy as np
 
 from memsift.clock import Deadline
-from memsift.embed import EmbedError
-from memsift.embed import embed as _embed_model
 from memsift.judge.base import KINDS, JudgeError
 from memsift.judge.features import EMBED_SCALE, kind_features, pair_features, worth_features
 from memsift.judge.rules import rule_kind
 from memsift.judge.rules import sure as _sure
+from memsift.model.embed import EmbedError
+from memsift.model.embed import embed as _embed_model
+from memsift.paths import PACKAGE_DATA
 
-HEADS_FILE = Path(__file__).resolve().parent.parent / "data" / "judge_local.npz"
+HEADS_FILE = PACKAGE_DATA / "judge_local.npz"
 
 # Chosen by train_kinds.py (best F1 on the training pairs, same-subject notes as negatives);
 # the file's value wins, this is what it was when the heads were last trained.
@@ -90,7 +91,7 @@ class LocalJudge:
     def score_vectors(self, message_vec: np.ndarray, item_vecs: np.ndarray, message: str,
                       items: Sequence[str]) -> list[float]:
         """score() for callers that hold the vectors already (cached note vectors from
-        memsift.embed with the same MODEL_ID): item_vecs is (len(items), DIM), rows unit
+        memsift.model.embed with the same MODEL_ID): item_vecs is (len(items), DIM), rows unit
         length; message_vec is (DIM,). Texts are still needed for the shared-word features."""
         if not len(items):
             return []

@@ -16,15 +16,15 @@ Deterministic: full-batch gradient descent from zeros, no random state.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 
-from memsift.embed import MODEL_ID, embed
 from memsift.judge.base import KINDS
 from memsift.judge.features import EMBED_SCALE, kind_features, pair_features, worth_features
+from memsift.model.embed import MODEL_ID, embed
+from memsift.paths import PACKAGE_DATA
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = PACKAGE_DATA
 HEADS_FILE = DATA / "judge_local.npz"
 KIND_L2 = 1e-2  # keeps 400 weights per kind from memorising 480 messages (4-fold CV)
 PAIR_L2 = 1e-4

@@ -271,7 +271,7 @@ class CogneeStore:
     @classmethod
     def from_settings(cls, settings, project_root, *,
                       transport: httpx.BaseTransport | None = None) -> CogneeStore:
-        from memsift.sync import state_path
+        from memsift.longterm.sync import state_path
 
         client = CogneeClient(settings["cognee.url"], settings["cognee.api_key"], transport)
         return cls(client, dataset_name(settings, project_root),
@@ -312,7 +312,7 @@ class CogneeStore:
         """Vectors of the texts this project sent (built at sync and import, never here)."""
         if self.index_path is None:
             return None
-        from memsift.vectors import VectorCache
+        from memsift.model.vectors import VectorCache
 
         return VectorCache(self.index_path.parent, name)
 
@@ -341,7 +341,7 @@ class CogneeStore:
         """Import passages, cognify, and WAIT until Cognee can search them (an import is
         followed by searches). Their ids and dates go to the import index beside the sync
         state, so results carry them."""
-        from memsift.sync import ADD_BATCH, content_md5
+        from memsift.longterm.sync import ADD_BATCH, content_md5
 
         items = list(passages)
         if not items:
@@ -379,7 +379,7 @@ class CogneeStore:
 
     def _record_import(self, dataset_id: str, items: list[Passage]) -> None:
         from memsift.fsutil import atomic_write
-        from memsift.sync import content_md5
+        from memsift.longterm.sync import content_md5
 
         path = self._import_path()
         if path is None:

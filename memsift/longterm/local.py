@@ -14,9 +14,9 @@ import numpy as np
 
 from memsift.clock import Deadline
 from memsift.fsutil import atomic_write, file_lock
-from memsift.lexical import rerank
 from memsift.longterm.base import LongTermError, Passage
-from memsift.vectors import EmbedFn, VectorCache
+from memsift.model.lexical import rerank
+from memsift.model.vectors import EmbedFn, VectorCache
 
 STORE_DIR = "longterm"
 PASSAGES_FILE = "passages.jsonl"
@@ -90,7 +90,7 @@ class LocalStore:
         """search() for a caller that holds the query's vector (same model_id). Each passage
         carries its own vector in meta["vector"], so a judge need not embed it again. With
         the query's `text`, the nearest passages are reordered by the rare words they share
-        with it (memsift.lexical); `similarity` stays the cosine."""
+        with it (memsift.model.lexical); `similarity` stays the cosine."""
         passages = self.passages()
         if not passages or top_k <= 0:
             return []

@@ -14,7 +14,7 @@ from fakes.anthropic_server import FakeAnthropicServer
 from fakes.responses_server import FakeResponsesServer
 
 from e2e.hostenv import claude_env, codex_env
-from memsift.worker import done_marker
+from memsift.session_end.worker import done_marker
 
 pytestmark = pytest.mark.e2e
 

@@ -13,9 +13,9 @@ from fakes.anthropic_server import FakeAnthropicServer
 
 from e2e.hostenv import claude_env
 from memsift.config import load_settings
-from memsift.notes import NotesFile, notes_path
+from memsift.memory.notes import NotesFile, notes_path
 from memsift.paths import project_root
-from memsift.worker import done_marker
+from memsift.session_end.worker import done_marker
 
 pytestmark = pytest.mark.e2e
 

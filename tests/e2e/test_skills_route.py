@@ -17,7 +17,7 @@ from fakes.anthropic_server import FakeAnthropicServer
 from e2e.conftest import cli, copy_plugin
 from e2e.hostenv import REPO, claude_env
 from e2e.test_hosts import PROMPT, claude_prompt, run, wait_for
-from memsift.worker import done_marker
+from memsift.session_end.worker import done_marker
 
 pytestmark = pytest.mark.e2e
 

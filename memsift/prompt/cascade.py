@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, TypeVar
 from memsift.audit import Decision, ItemRecord, write_decision
 from memsift.clock import Deadline, DeadlineExceeded
 from memsift.config import MAX_SEARCH_S
-from memsift.conversation import distinctive_words, held_fraction, recent_text
 from memsift.events import Event, HookResult
-from memsift.lifecycle import rank, rules_budget, rules_for, visible
-from memsift.render import Item, render
+from memsift.memory.lifecycle import rank, rules_budget, rules_for, visible
+from memsift.prompt.conversation import distinctive_words, held_fraction, recent_text
+from memsift.prompt.render import Item, render
 
 if TYPE_CHECKING:  # numpy loads only when a step needs vectors: a ruled message never does
     import numpy as np
@@ -255,22 +255,22 @@ class Cascade:
         about something else, however close its wording: "what is Nate playing?" is not
         answered by what Caroline played."""
         if self._names is None:
-            from memsift.conversation import names
+            from memsift.prompt.conversation import names
 
             self._names = names(self.event.prompt)
         if not self._names:
             return True
-        from memsift.conversation import mentions_any
+        from memsift.prompt.conversation import mentions_any
 
         return mentions_any(item.text, self._names)
 
     def scored_notes(self, deadline: Deadline) -> list[Item]:
         """The notes nearest the message (by cached vectors and the rare words they share
-        with it, memsift.lexical), each scored by the judge."""
+        with it, memsift.model.lexical), each scored by the judge."""
         import numpy as np
 
-        from memsift.lexical import rerank
-        from memsift.vectors import VectorCache, text_hash
+        from memsift.model.lexical import rerank
+        from memsift.model.vectors import VectorCache, text_hash
 
         every, hashes = self.all_notes()
         notes = visible(every)  # superseded notes leave the prompt path
@@ -290,7 +290,7 @@ class Cascade:
 
     @property
     def notes_path(self) -> Path:
-        from memsift.notes import notes_path
+        from memsift.memory.notes import notes_path
 
         return notes_path(self.settings, self.root)
 
@@ -298,7 +298,7 @@ class Cascade:
         """Every note of the project and its text hash, read once per prompt (and parsed once
         per change of the file)."""
         if self._notes is None:
-            from memsift.notes_cache import read_notes
+            from memsift.memory.notes_cache import read_notes
 
             self._notes = read_notes(self.notes_path)
         return self._notes
@@ -339,7 +339,7 @@ class Cascade:
 
     def _judge_shares_model(self) -> bool:
         """Cached vectors are only comparable with the judge's when made by the same model."""
-        from memsift.embed import MODEL_ID
+        from memsift.model.embed import MODEL_ID
 
         return self.embedder[1] == MODEL_ID and hasattr(self.judge, "embed_message")
 
@@ -389,7 +389,7 @@ class Cascade:
     def _lifecycle_order(self, items: list[Item]) -> list[Item]:
         """Score order, where judge scores within a band tie the fresher item goes first."""
         from memsift.clock import now
-        from memsift.consolidate import note_states
+        from memsift.memory.consolidate import note_states
 
         try:
             states = note_states(self.settings, self.root)
@@ -447,7 +447,7 @@ class Cascade:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            from memsift.vectors import default_embed
+            from memsift.model.vectors import default_embed
 
             self._embedder = default_embed()
         return self._embedder
@@ -535,7 +535,7 @@ class Cascade:
             if not (self.settings["cognee.url"] or self.settings["llm.base_url"]):
                 self._guard = False
             else:
-                from memsift.health import Health, PromptGuard
+                from memsift.services.health import Health, PromptGuard
 
                 self._guard = PromptGuard(Health.for_settings(self.settings), self._remote)
         return self._guard or None

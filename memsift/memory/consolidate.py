@@ -1,4 +1,4 @@
-"""The files behind memsift.lifecycle: the per-project state, usage from the audit log, and
+"""The files behind memsift.memory.lifecycle: the per-project state, usage from the audit log, and
 `memsift consolidate` (merge near-duplicates, supersede, apply reinforcement, report fading).
 
 The state file (lifecycle.json in the project's data folder) holds only what the notes file
@@ -16,12 +16,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memsift import lifecycle as lc
 from memsift.clock import now as clock_now
 from memsift.clock import parse_time
 from memsift.events import Turn
 from memsift.fsutil import atomic_write, file_lock
-from memsift.notes import Note, NotesFile, format_note, notes_path, parse, parse_line
+from memsift.memory import lifecycle as lc
+from memsift.memory.notes import Note, NotesFile, format_note, notes_path, parse, parse_line
 
 STATE_VERSION = 1
 STATE_NAME = "lifecycle.json"
@@ -177,7 +177,7 @@ def embedding_similarity(notes: Sequence[Note]) -> lc.Similarity | None:
     if not notes or len(notes) > EMBED_MAX_NOTES:
         return None
     try:
-        from memsift.embed import embed
+        from memsift.model.embed import embed
 
         matrix = embed([n.text for n in notes])
     except Exception:  # noqa: BLE001 - the model is optional here: words still work

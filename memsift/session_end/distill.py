@@ -4,7 +4,7 @@ The detached worker calls `process_session(job, settings)` after Stop and Sessio
 the host's transcript, takes the exchanges (a user message and the assistant's reply) not yet
 processed, redacts secrets first, decides per exchange whether it is worth a note and appends
 one short, dated note with its source for each kept exchange. Then the notes are revised
-(memsift.revise) and the long-term sync, when present, is told the notes changed.
+(memsift.session_end.revise) and the long-term sync, when present, is told the notes changed.
 
 Idempotent: a state file per session holds how far the transcript was processed and a digest
 of that part, so Stop after Stop, SessionEnd after Stop, a crash and a rerun never add a note
@@ -26,7 +26,7 @@ from memsift.clock import now
 from memsift.events import Turn
 from memsift.fsutil import atomic_write, file_lock
 from memsift.log import log
-from memsift.notes import Note, NotesFile, notes_path
+from memsift.memory.notes import Note, NotesFile, notes_path
 from memsift.paths import project_root
 from memsift.redact import redact_text
 
@@ -126,16 +126,16 @@ STATEMENT_MIN_WORDS = 8  # a user message this long that asks nothing states the
 
 def speaker_of(exchange: Exchange) -> str:
     """Who made the choice the note keeps: the user when they stated it, else the agent
-    (memsift.lifecycle weighs a person's decision above the agent's)."""
-    from memsift.lifecycle import AGENT, USER
+    (memsift.memory.lifecycle weighs a person's decision above the agent's)."""
+    from memsift.memory.lifecycle import AGENT, USER
 
     user = exchange.user.strip()
     return USER if not user.endswith("?") and len(user.split()) >= STATEMENT_MIN_WORDS else AGENT
 
 
 def note_meta(text: str, exchange: Exchange, source: str) -> dict[str, str]:
-    """source, and act/by/sal as memsift.lifecycle annotates a new note."""
-    from memsift.lifecycle import annotate
+    """source, and act/by/sal as memsift.memory.lifecycle annotates a new note."""
+    from memsift.memory.lifecycle import annotate
 
     return {"source": source, **annotate(text, speaker_of(exchange))}
 
@@ -155,7 +155,7 @@ class OfflineKeeper:
         return self._keep.keep_probability(exchange.user, exchange.assistant) >= self.threshold
 
     def write_note(self, exchange: Exchange) -> str:
-        from memsift.extract import extractive_note
+        from memsift.session_end.extract import extractive_note
 
         return extractive_note(exchange.user, exchange.assistant, MAX_NOTE_CHARS)
 
@@ -309,8 +309,7 @@ def _distill(pending: Sequence[Exchange], notes_file: NotesFile, settings, host:
 def _revise(notes_file: NotesFile, settings, event: str, added: Sequence[Note],
             transport) -> int:
     """Offline merge and supersede after new notes; the LLM's pass at the session's end."""
-    from memsift import revise
-
+    from memsift.session_end import revise
     changed = 0
     try:
         if added:
@@ -324,12 +323,11 @@ def _revise(notes_file: NotesFile, settings, event: str, added: Sequence[Note],
 
 
 def notes_changed(root: Path, settings) -> None:
-    """Tell the long-term sync (memsift.sync, when installed) that the notes changed."""
-    if importlib.util.find_spec("memsift.sync") is None:
+    """Tell the long-term sync (memsift.longterm.sync, when installed) that the notes changed."""
+    if importlib.util.find_spec("memsift.longterm.sync") is None:
         return
     try:
-        from memsift import sync
-
+        from memsift.longterm import sync
         sync.notes_changed(root, settings)
     except Exception as exc:  # noqa: BLE001 - the sync retries later; notes are safe
         log("warning", "notes sync failed", error=f"{type(exc).__name__}: {exc}")

@@ -581,13 +581,13 @@ _SPAWNED: list[int] = []  # probes started by this process, reaped on the next s
 
 
 def spawn_detached_probe(service: str) -> None:
-    """Start `python -m memsift.health probe <service>` in its own session with stdio on
+    """Start `python -m memsift.services.health probe <service>` in its own session with stdio on
     /dev/null: the hook returns at once (the host waits for our stdout to close, not for the
     probe) and the probe outlives it."""
     _reap()
     devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, flags, 0)
                for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY))]
-    argv = [sys.executable, "-m", "memsift.health", "probe", service]
+    argv = [sys.executable, "-m", "memsift.services.health", "probe", service]
     _SPAWNED.append(os.posix_spawn(sys.executable, argv, os.environ, setsid=True,
                                    file_actions=devnull))
 
@@ -611,7 +611,7 @@ def probe_all(settings, transport=None) -> dict[str, bool]:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m memsift.health probe [service...]`: the detached probe. Never raises."""
+    """`python -m memsift.services.health probe [service...]`: the detached probe. Never raises."""
     try:
         from memsift.config import load_settings
 

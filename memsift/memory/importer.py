@@ -1,5 +1,5 @@
-"""Filling and asking a project's memory outside the prompt path: import a benchmark file,
-search both memories with the judge's scores (the `import` and `search` commands)."""
+"""Filling a project's memory outside the prompt path: a benchmark file's notes into the
+notes, its passages into the long-term store (the `import` command, benchmarks, tests)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsift.clock import Deadline
-from memsift.config import MAX_SEARCH_S
-from memsift.events import Event
 from memsift.longterm.base import Passage
-from memsift.notes import Note, NotesFile, notes_path
-from memsift.render import Item
-
-SEARCH_COMMAND_S = 30.0  # a person waits at a terminal: generous, but never forever
+from memsift.memory.notes import Note, NotesFile, notes_path
 
 
 class BenchFileError(ValueError):
@@ -43,13 +37,13 @@ def import_data(data: dict, settings, project_root, store=None) -> Imported:
     """The file's notes into the project's notes (ids and dates kept), its memory into the
     long-term store; vectors are built now so the first prompt does not pay for them."""
     from memsift.longterm import get_store
-    from memsift.vectors import VectorCache
+    from memsift.model.vectors import VectorCache
 
     notes = [Note(text=n["text"], id=str(n.get("id", "")), written=str(n.get("written", "")))
              for n in data.get("notes") or []]
     notes_file = NotesFile(notes_path(settings, project_root))
     written = notes_file.append(notes)
-    from memsift.notes_cache import read_notes
+    from memsift.memory.notes_cache import read_notes
 
     all_notes, _ = read_notes(notes_file.path)  # also leaves the parsed notes for the hook
     if all_notes:
@@ -59,21 +53,3 @@ def import_data(data: dict, settings, project_root, store=None) -> Imported:
                         source="import") for m in data.get("memory") or []]
     added = store.add(passages) if passages else 0
     return Imported(len(written), added, len(all_notes), store.count())
-
-
-def search(text: str, settings, project_root, *, judge=None, store=None,
-           ) -> list[tuple[Item, bool]]:
-    """Every candidate from both memories with its score and whether the cascade's policy
-    would keep it (kinds and the worth question aside: this asks the memory directly)."""
-    from memsift.cascade import KEEP_SCORE, PASSAGE_CANDIDATES, Cascade
-
-    event = Event(host="claude-code", name="UserPromptSubmit", session_id="search",
-                  cwd=str(project_root), prompt=text)
-    cascade = Cascade(event, settings, judge=judge, store=store)
-    deadline = Deadline(SEARCH_COMMAND_S)
-    items = cascade.scored_notes(deadline)
-    search_deadline = deadline.sub(min(settings.search_budget_s, MAX_SEARCH_S))
-    passages = cascade.store.search(text, PASSAGE_CANDIDATES, search_deadline)
-    items += cascade.scored_passages(passages, deadline)
-    items.sort(key=lambda i: -i.score)
-    return [(item, item.score >= KEEP_SCORE) for item in items]

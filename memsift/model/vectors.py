@@ -28,8 +28,7 @@ EMBED_BATCH = 32  # texts per model call: small enough to stop close to a deadli
 
 
 def default_embed() -> tuple[EmbedFn, str]:
-    from memsift import embed
-
+    from memsift.model import embed
     return embed.embed, embed.MODEL_ID
 
 

@@ -1,6 +1,6 @@
 """memsift's own model server for Cognee, on loopback, OpenAI-compatible.
 
-`POST /v1/embeddings` serves memsift's offline embedding model (memsift.embed), so a Cognee
+`POST /v1/embeddings` serves memsift's offline embedding model (memsift.model.embed), so a Cognee
 server gets real vectors with no key and no download.
 
 `POST /v1/chat/completions` exists for the offline mode only, when no language model is
@@ -10,7 +10,7 @@ endpoint answers honestly with no model: an EMPTY knowledge graph and an extract
 (the chunk's first sentence). Chunks and their vectors are then real; the graph is empty, so
 Cognee's graph search types have nothing to walk (docs/cognee.md).
 
-Run it by hand: `python -m memsift.embed_server --port 8765`.
+Run it by hand: `python -m memsift.services.embed_server --port 8765`.
 """
 
 from __future__ import annotations
@@ -248,8 +248,7 @@ class ModelServer(ThreadingHTTPServer):
                  dim: int | None = None, offline_chat: bool = True) -> None:
         super().__init__((host, port), _Handler)
         if embed_fn is None:
-            from memsift import embed as model
-
+            from memsift.model import embed as model
             embed_fn, model_id, dim = model.embed, model_id or model.MODEL_ID, dim or model.DIM
         self.embed_fn = embed_fn
         self.model_id = model_id or "embedding"

@@ -136,7 +136,7 @@ class NotesFile:
     def write_locked(self, content: str) -> None:
         """Replace the whole file; the caller holds the lock. The one place notes are
         written, so history and sync hooks attach here."""
-        from memsift.history import keep_version
+        from memsift.memory.history import keep_version
 
         keep_version(self.path)  # the bytes being replaced, for `memsift notes undo`
         atomic_write(self.path, content)

@@ -1,7 +1,7 @@
 """Memory that lives: acts and salience, fading, supersession, reinforcement, rules.
 
 Pure functions only (no files, no clock of their own): the cascade, the session-end worker and
-`memsift consolidate` (memsift.consolidate) call them with the notes, the time and the state
+`memsift consolidate` (memsift.memory.consolidate) call them with the notes, the time and the state
 they have read. docs/lifecycle.md tells the whole story.
 
 - Every note has an act (what kind of utterance made it) and a salience in 0..1: the higher of
@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from memsift.clock import parse_time
-from memsift.notes import Note
+from memsift.memory.notes import Note
 
 T = TypeVar("T")
 

@@ -204,8 +204,8 @@ def _build_vectors(settings, project_root) -> None:
     """Cache the vectors of the notes as they now are, so the judge scores Cognee's results
     without embedding them on the prompt path (the whole set: a build keeps only these)."""
     from memsift.longterm.cognee import VECTOR_CACHE_NAME
-    from memsift.notes import NotesFile, notes_path
-    from memsift.vectors import VectorCache
+    from memsift.memory.notes import NotesFile, notes_path
+    from memsift.model.vectors import VectorCache
 
     texts = [n.text for n in NotesFile(notes_path(settings, project_root)).read()]
     if texts:
@@ -219,7 +219,7 @@ def _lock(settings, project_root):
 def enqueue_changes(project_root, settings) -> int:
     """Diff the notes against the dataset (as the queue will leave it); queue the difference."""
     from memsift.longterm.cognee import dataset_name
-    from memsift.notes import NotesFile, notes_path
+    from memsift.memory.notes import NotesFile, notes_path
 
     notes = NotesFile(notes_path(settings, project_root)).read()
     spath, qpath = state_path(settings, project_root), queue_path(settings, project_root)

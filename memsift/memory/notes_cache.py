@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from memsift.fsutil import atomic_write
-from memsift.notes import Note, NotesFile
+from memsift.memory.notes import Note, NotesFile
 from memsift.texthash import text_hash
 
 CACHE_VERSION = 1

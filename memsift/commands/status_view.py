@@ -11,9 +11,9 @@ from typing import Any
 
 from memsift import __version__
 from memsift.audit import read_audit
-from memsift.health import LABELS, SERVICES, Health
-from memsift.notes import parse
+from memsift.memory.notes import parse
 from memsift.paths import project_key
+from memsift.services.health import LABELS, SERVICES, Health
 
 BOOTSTRAP_FILE = "bootstrap.json"  # written by the launcher when it prepares the environment
 PROJECTS_SCAN_LIMIT = 200  # status lists projects, it does not walk a huge data folder

@@ -3,7 +3,7 @@
 Cognee (about 1.6 GB with its dependencies, 5-9 s to import) runs in its own Python: the
 `cognee` extra in memsift's environment, or a separate venv (`memsift cognee install`), so
 memsift's own install stays light. Beside it runs memsift's model server
-(memsift.embed_server): Cognee's embeddings come from memsift's offline model, and, when no
+(memsift.services.embed_server): Cognee's embeddings come from memsift's offline model, and, when no
 language model is configured, cognify's questions get the offline answer (an empty graph).
 
 Access control stays on: a user is created from DEFAULT_USER_EMAIL/PASSWORD, memsift logs in
@@ -110,8 +110,7 @@ class ServerPlan:
 
 def cognee_env(plan: ServerPlan, python: Path) -> dict[str, str]:
     """Offline, private, loopback only. Each setting's reason is in docs/cognee.md."""
-    from memsift import embed
-
+    from memsift.model import embed
     empty_env = plan.root / "empty.env"
     empty_env.touch()
     site = _site_packages(python)
@@ -157,7 +156,7 @@ def start_model_server(log_path: Path, env: dict[str, str] | None = None
                        ) -> tuple[subprocess.Popen, str]:
     """memsift's model server on a free loopback port; returns the process and its /v1 URL."""
     with open(log_path, "ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "memsift.embed_server", "--port", "0"],
+        proc = subprocess.Popen([sys.executable, "-m", "memsift.services.embed_server", "--port", "0"],
                                 stdout=subprocess.PIPE, stderr=log, start_new_session=True,
                                 env={**os.environ, **(env or {})})
     ready = _read_line_within(proc, MODEL_SERVER_TIMEOUT_S)
@@ -320,7 +319,7 @@ def wait_cognified(client, dataset: str, timeout_s: float = COGNIFY_TIMEOUT_S) -
 def import_memory(url: str, api_key: str, dataset: str, passages: list[dict],
                   index_path: Path | None = None) -> dict:
     """Put passages ({"id", "text", "written"?}) into a dataset, cognify, wait until done.
-    With index_path (a project's sync state path, memsift.sync.state_path), results found
+    With index_path (a project's sync state path, memsift.longterm.sync.state_path), results found
     later carry each passage's own id and date. Returns {"added", "cognify_s"}."""
     from memsift.longterm.base import Passage
     from memsift.longterm.cognee import CogneeClient, CogneeStore

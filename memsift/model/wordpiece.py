@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
-VOCAB_FILE = Path(__file__).parent / "data" / "vocab.txt"
+from memsift.paths import PACKAGE_DATA
+
+VOCAB_FILE = PACKAGE_DATA / "vocab.txt"
 MAX_WORD_CHARS = 100  # longer "words" become [UNK], as in the reference tokenizer
 CLS, SEP, UNK, PAD = "[CLS]", "[SEP]", "[UNK]", "[PAD]"
 

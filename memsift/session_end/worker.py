@@ -8,7 +8,7 @@ One job file per session (`queue/<session>.json`): a later event of the same ses
 an unclaimed job, so a burst of Stop events costs one pass. A worker claims the file by
 renaming it, and holds a per-session lock so two workers never work on one session at once.
 
-The work itself is `memsift.distill.process_session(job, settings)`; until that module
+The work itself is `memsift.session_end.distill.process_session(job, settings)`; until that module
 exists the worker reads the transcript, logs how many turns it has and marks the job done.
 """
 
@@ -81,7 +81,7 @@ def _spawn(job_path: Path, log_dir: Path) -> None:
     # A crash's traceback lands in a file of its own rather than being lost.
     with open(log_dir / "worker-stderr.log", "ab") as stderr:
         subprocess.Popen(
-            [sys.executable, "-m", "memsift.worker", str(job_path)],
+            [sys.executable, "-m", "memsift.session_end.worker", str(job_path)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
             start_new_session=True, close_fds=True, cwd=str(job_path.parent),
         )
@@ -101,15 +101,14 @@ def _claim(job_path: Path) -> Job | None:
 
 
 def _distill(job: Job, settings) -> dict:
-    """The session-end work: read the transcript, then memsift.distill when present."""
+    """The session-end work: read the transcript, then memsift.session_end.distill when present."""
     from memsift.hosts import adapter_for
 
     turns = adapter_for(job.host).read_transcript(job.transcript_path)
     log("info", "session read", host=job.host, session=job.session_id, turns=len(turns))
-    if importlib.util.find_spec("memsift.distill") is None:
+    if importlib.util.find_spec("memsift.session_end.distill") is None:
         return {"turns": len(turns)}
-    from memsift import distill
-
+    from memsift.session_end import distill
     outcome = distill.process_session(job, settings)
     _upkeep(job, turns, settings)
     return {"turns": len(turns), **(outcome if isinstance(outcome, dict) else {})}
@@ -119,8 +118,9 @@ def _upkeep(job: Job, turns, settings) -> None:
     """Off the prompt path, after the notes are written: record which added notes the
     session used or contradicted, consolidate at most once a day, and probe paused services
     so they resume without waiting on a prompt. Each is an extra: a failure is logged."""
-    from memsift import consolidate, health
+    from memsift.memory import consolidate
     from memsift.paths import project_root
+    from memsift.services import health
 
     root = project_root(job.cwd or ".")
     steps = (

@@ -3,7 +3,7 @@
 A patch names a line by number, quotes its exact current text and gives the new text, or
 None to remove it. A patch set applies whole or not at all: if any quoted text no longer
 matches its line (someone edited the file since the patches were made), the set is stale and
-refused. The previous version is kept by NotesFile.write_locked (memsift.history).
+refused. The previous version is kept by NotesFile.write_locked (memsift.memory.history).
 
 Two passes use it. With an LLM, the model reads the numbered notes and answers with
 structured output (a JSON list of {line, old, new|null}). Offline, near-duplicates are merged
@@ -19,7 +19,7 @@ from typing import Any
 
 from memsift.fsutil import file_lock
 from memsift.log import log
-from memsift.notes import Note, NotesFile, format_note, parse
+from memsift.memory.notes import Note, NotesFile, format_note, parse
 from memsift.redact import redact_text
 
 LLM_REVISION_TIMEOUT_S = 60.0  # a background pass over the whole file
@@ -103,20 +103,19 @@ def patches_from_json(data: Any) -> list[Patch]:
 
 
 # -- offline: merge near-duplicates, let a correction supersede -----------------------------
-# Which notes repeat or correct which is memsift.lifecycle's rule (find_links, with its named
+# Which notes repeat or correct which is memsift.memory.lifecycle's rule (find_links, with its named
 # cosine thresholds DUPLICATE_COS and SUPERSEDE_COS); here the older line of each link is
 # removed from the file (the history keeps it) and a correction records supersedes=<old id>.
 
 def offline_patches(content: str, fresh: Sequence[str] = (), embed=None) -> list[Patch]:
     """Remove older notes that a newer one repeats or corrects. With `fresh` (texts of notes
     just added), only links whose newer note is fresh are applied."""
-    from memsift import lifecycle
-
+    from memsift.memory import lifecycle
     notes = parse(content)
     if len(notes) < 2:
         return []
     if embed is None:
-        from memsift.embed import embed
+        from memsift.model.embed import embed
     vectors = embed([n.text for n in notes])
     row = {n.key: i for i, n in enumerate(notes)}
 
