@@ -17,7 +17,7 @@ from memsift.config import load_settings
 from memsift.longterm.sync import notes_changed, queue_path, read_queue, sync_project
 from memsift.memory.notes import NotesFile, notes_path
 from memsift.model import embed
-from memsift.services.cognee_server import set_table_keys, write_config_keys
+from memsift.services.cognee_local import set_table_keys, write_config_keys
 from memsift.services.embed_server import ModelServer, chat_reply, minimal_instance
 
 KNOWLEDGE_GRAPH = {  # Cognee's KnowledgeGraph schema, as its JSON mode puts it in the prompt

@@ -15,7 +15,8 @@ from fakes.openai_server import FakeOpenAI, error_reply, text_reply
 from memsift.clock import DeadlineExceeded
 from memsift.config import load_settings
 from memsift.longterm.base import LongTermError
-from memsift.services.health import Health, HealthError, classify, probe_llm, probe_longterm
+from memsift.services.health import Health, classify
+from memsift.services.probes import HealthError, probe_llm, probe_longterm
 
 T0 = datetime(2026, 11, 20, 14, 2, tzinfo=UTC)
 
@@ -271,7 +272,8 @@ GUARD_ON_A_FULL_DISK = """
 import resource, signal, sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from memsift.services.health import Health, PromptGuard
+from memsift.services.guard import PromptGuard
+from memsift.services.health import Health
 from memsift.longterm.base import LongTermError
 
 at = [datetime(2026, 11, 20, 14, 2, tzinfo=timezone.utc)]

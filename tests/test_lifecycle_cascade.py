@@ -14,7 +14,8 @@ from memsift.config import load_settings
 from memsift.events import Event
 from memsift.memory.lifecycle import RULES_SHARE
 from memsift.memory.notes import Note, NotesFile, notes_path
-from memsift.prompt.cascade import MAX_ITEMS, run_prompt
+from memsift.prompt.cascade import run_prompt
+from memsift.prompt.selection import MAX_ITEMS
 
 OLD = Note("The staging host is 10.0.2.5, deploy with deploy.sh staging", id="s1",
            written="2026-01-05", meta={"superseded_by": "s2"})

@@ -69,7 +69,8 @@ def install() -> None:
 def start(port: int | None) -> None:
     """Start a local Cognee server on 127.0.0.1 with memsift's model server beside it, and
     store its URL and a new API key in memsift's config file."""
-    from memsift.services.cognee_server import DEFAULT_PORT, CogneeServerError, start_local
+    from memsift.services.cognee_local import DEFAULT_PORT, start_local
+    from memsift.services.cognee_server import CogneeServerError
 
     try:
         state = start_local(_settings(), port or DEFAULT_PORT)
@@ -82,7 +83,7 @@ def start(port: int | None) -> None:
 @cognee.command("stop")
 def stop() -> None:
     """Stop the local Cognee server and the model server."""
-    from memsift.services.cognee_server import stop_local
+    from memsift.services.cognee_local import stop_local
 
     click.echo("stopped" if stop_local(_settings()) else "not running")
 
@@ -90,7 +91,7 @@ def stop() -> None:
 @cognee.command("status")
 def status() -> None:
     """Say which Cognee server is configured and whether it answers."""
-    from memsift.services.cognee_server import local_status
+    from memsift.services.cognee_local import local_status
 
     info = local_status(_settings())
     if not info["url"]:

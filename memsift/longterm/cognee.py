@@ -26,24 +26,23 @@ import httpx
 
 from memsift.clock import Deadline
 from memsift.longterm.base import LongTermError, Passage
+from memsift.longterm.dataset import (
+    ADD_BATCH,
+    IMPORT_VECTOR_CACHE_NAME,
+    VECTOR_CACHE_NAME,
+    content_md5,
+    dataset_name,
+    state_path,
+)
 
 CONNECT_TIMEOUT_S = 1.0  # loopback or LAN; a server slower than this to accept is down for us
 GUARD_SLACK_S = 0.05  # the guard fires just after httpx's own timeouts would have
 MIN_REQUEST_S = 0.05  # below this there is no point sending a request at all
 WRITE_TIMEOUT_S = 60.0  # sync and setup calls: an upload of many notes, not a prompt
-VECTOR_CACHE_NAME = "cognee-vectors"  # the synced notes' vectors, beside the sync state
-IMPORT_VECTOR_CACHE_NAME = "cognee-import-vectors"  # an imported memory's (bench, tests)
 COGNIFY_WAIT_S = 900.0  # an import waits for cognify: 300 notes took 81 s on a quiet machine
 COGNIFY_POLL_S = 0.5
 EMPTY_DATA_ERRORS = ("NoDataError", "DatasetNotFoundError")  # 404s that mean "nothing yet"
 WARMING_UP_KIND = "memory_warming_up"  # the pseudo-item's status for an empty dataset
-
-
-def dataset_name(settings, project_root) -> str:
-    """The configured dataset, else one per project: "memsift-<project key>"."""
-    from memsift.paths import project_key
-
-    return settings["cognee.dataset"] or f"memsift-{project_key(project_root)}"
 
 
 # --- errors at the boundary --------------------------------------------------------------------
@@ -271,7 +270,6 @@ class CogneeStore:
     @classmethod
     def from_settings(cls, settings, project_root, *,
                       transport: httpx.BaseTransport | None = None) -> CogneeStore:
-        from memsift.longterm.sync import state_path
 
         client = CogneeClient(settings["cognee.url"], settings["cognee.api_key"], transport)
         return cls(client, dataset_name(settings, project_root),
@@ -341,7 +339,6 @@ class CogneeStore:
         """Import passages, cognify, and WAIT until Cognee can search them (an import is
         followed by searches). Their ids and dates go to the import index beside the sync
         state, so results carry them."""
-        from memsift.longterm.sync import ADD_BATCH, content_md5
 
         items = list(passages)
         if not items:
@@ -379,7 +376,6 @@ class CogneeStore:
 
     def _record_import(self, dataset_id: str, items: list[Passage]) -> None:
         from memsift.fsutil import atomic_write
-        from memsift.longterm.sync import content_md5
 
         path = self._import_path()
         if path is None:

@@ -13,7 +13,6 @@ which also lets the store show a note's id and date beside a Cognee result.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,24 +20,19 @@ from pathlib import Path
 
 from memsift.fsutil import atomic_write, file_lock
 from memsift.longterm.base import LongTermError
+from memsift.longterm.cognee import CogneeClient
+from memsift.longterm.dataset import (
+    ADD_BATCH,
+    VECTOR_CACHE_NAME,
+    content_md5,
+    dataset_name,
+    queue_path,
+    state_path,
+)
 
-ADD_BATCH = 20  # notes per upload: a large first sync shows progress and no request is huge
 NOTES_CHANGED_TIMEOUT_S = 10.0  # session end waits on nobody, but should not hang for long
 
 Progress = Callable[[int, int], None]  # (done, total)
-
-
-def state_path(settings, project_root) -> Path:
-    return settings.paths.project_dir(project_root) / "cognee-sync.json"
-
-
-def queue_path(settings, project_root) -> Path:
-    return settings.paths.project_dir(project_root) / "cognee-queue.jsonl"
-
-
-def content_md5(text: str) -> str:
-    """How Cognee names a text item: text_<md5 of the exact bytes>."""
-    return hashlib.md5(text.encode("utf-8")).hexdigest()
 
 
 @dataclass
@@ -193,7 +187,6 @@ def _configured(settings) -> bool:
 
 
 def _client(settings, timeout_s: float | None):
-    from memsift.longterm.cognee import CogneeClient
 
     if timeout_s is None:
         return CogneeClient(settings["cognee.url"], settings["cognee.api_key"])
@@ -203,7 +196,6 @@ def _client(settings, timeout_s: float | None):
 def _build_vectors(settings, project_root) -> None:
     """Cache the vectors of the notes as they now are, so the judge scores Cognee's results
     without embedding them on the prompt path (the whole set: a build keeps only these)."""
-    from memsift.longterm.cognee import VECTOR_CACHE_NAME
     from memsift.memory.notes import NotesFile, notes_path
     from memsift.model.vectors import VectorCache
 
@@ -218,7 +210,6 @@ def _lock(settings, project_root):
 
 def enqueue_changes(project_root, settings) -> int:
     """Diff the notes against the dataset (as the queue will leave it); queue the difference."""
-    from memsift.longterm.cognee import dataset_name
     from memsift.memory.notes import NotesFile, notes_path
 
     notes = NotesFile(notes_path(settings, project_root)).read()
@@ -240,7 +231,6 @@ def enqueue_changes(project_root, settings) -> int:
 def replay(project_root, settings, progress: Progress | None = None,
            timeout_s: float | None = None) -> SyncReport:
     """Send the queued operations. On failure the queue stays for the next replay."""
-    from memsift.longterm.cognee import dataset_name
 
     spath, qpath = state_path(settings, project_root), queue_path(settings, project_root)
     with _lock(settings, project_root):

@@ -15,8 +15,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memsift.judge.rules import word_set
-
 RERANK_POOL = 128  # nearest candidates by cosine that the words may reorder
 LEXICAL_WEIGHT = 0.03  # BM25 points to cosine (chosen on the dev retrieval files: recall@16
 #                        0.675 -> 0.85 and 0.675 -> 0.75, recall@2 0.40 -> 0.58, 0.35 -> 0.53)
@@ -25,12 +23,7 @@ BM25_B = 0.75
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.\-/]*[a-z0-9]|[a-z0-9]")
 
-STOP_WORDS = word_set("""a an the and or but if then else of to in on at by for with from as is are
-was were be been being it its this that these those there here we you i me my our your they them
-he she his her do does did done have has had not no yes so too very can could should would will
-just what why how when where which who whom about into over under again last time new all any
-some more most other same than also only own out up down off let lets let's please pls ok
-make use add run get set one two now need want like way""")
+STOP_WORDS = frozenset(["a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there", "here", "we", "you", "i", "me", "my", "our", "your", "they", "them", "he", "she", "his", "her", "do", "does", "did", "done", "have", "has", "had", "not", "no", "yes", "so", "too", "very", "can", "could", "should", "would", "will", "just", "what", "why", "how", "when", "where", "which", "who", "whom", "about", "into", "over", "under", "again", "last", "time", "new", "all", "any", "some", "more", "most", "other", "same", "than", "also", "only", "own", "out", "up", "down", "off", "let", "lets", "let's", "please", "pls", "ok", "make", "use", "add", "run", "get", "set", "one", "two", "now", "need", "want", "like", "way"])
 
 
 def _terms(text: str) -> list[str]:

@@ -11,25 +11,24 @@ what it has, which may be nothing. Nothing here raises into the hook.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
-from memsift.audit import Decision, ItemRecord, write_decision
-from memsift.clock import Deadline, DeadlineExceeded
+from memsift.audit import Decision
+from memsift.clock import Deadline
 from memsift.config import MAX_SEARCH_S
 from memsift.events import Event, HookResult
-from memsift.memory.lifecycle import rank, rules_budget, rules_for, visible
-from memsift.prompt.conversation import distinctive_words, held_fraction, recent_text
-from memsift.prompt.render import Item, render
+from memsift.memory.lifecycle import visible
+from memsift.prompt.render import Item
+from memsift.prompt.selection import Selection
+from memsift.prompt.steps import StepRunner
 
 if TYPE_CHECKING:  # numpy loads only when a step needs vectors: a ruled message never does
     import numpy as np
 
-T = TypeVar("T")
 Embedder = tuple[Callable[[Sequence[str]], "np.ndarray"], str]  # (embed function, model id)
 
 # --- Budgets (seconds). The host waits on the whole path before the model sees the prompt.
@@ -40,8 +39,6 @@ KIND_S = 0.6  # one classification question
 NOTES_S = 0.8  # cached note vectors + one scoring call over the nearest notes
 WORTH_S = 0.5  # one yes/no question
 PASSAGES_S = 0.8  # one scoring call over the passages the search returned
-JUDGE_STEPS = ("kind", "notes", "worth", "passages")
-TRANSCRIPT_S = 0.2  # reading the tail of the transcript file
 
 # --- Policy. Judge scores are probabilities that an item answers the message; each backend
 # states its own threshold. The margins below are shares of the headroom above it (1 - the
@@ -51,14 +48,10 @@ KIND_DOUBT_SHARE = 0.7  # the less sure the kind is to need memory, the surer an
 MAX_THRESHOLD_SHARE = 0.93  # ...but a near-certain answer still gets through a doubtful kind
 PASSAGE_EXTRA_SHARE = 0.25  # the long-term store holds on-topic passages that do not answer
 NOTES_ANSWERED_SHARE = 0.5  # a note this far above the threshold answers: no long-term search
-NEAR_BEST_SHARE = 0.4  # a second item only when the judge is nearly as sure of it as the best
 NOTE_CANDIDATES = 12  # notes nearest the message go to the judge; far ones cannot answer
 PASSAGE_CANDIDATES = 16  # passages asked of the store: the answer is often not in the top 8
 KEEP_SCORE = 0.5  # an item is added at this score when the judge states no threshold
 WORTH_MIN = 0.25  # below this the subject is not one memory keeps: no long-term search
-MAX_ITEMS = 2  # a few lines: more reminders dilute the one that matters
-HELD_FRACTION = 0.6  # an item whose distinctive words the session already mostly holds is dropped
-SAME_ITEM_FRACTION = 0.7  # a passage that restates a kept note adds nothing
 
 
 @dataclass
@@ -90,7 +83,7 @@ def recall(text: str, settings, project_root, *, judge=None, store=None,
     return shown
 
 
-class Cascade:
+class Cascade(Selection, StepRunner):
     def __init__(self, event: Event, settings, *, judge=None, store=None,
                  embedder: Embedder | None = None,
                  clock: Callable[[], float] = time.monotonic, started: float | None = None):
@@ -230,18 +223,6 @@ class Cascade:
         if items:
             plan.kept.extend(self._not_restating(items, plan.kept))
 
-    def finish(self, plan: Plan) -> tuple[str, list[Item]]:
-        items = self._conversation_filter(plan.kept) if plan.kept else []
-        items = self._lifecycle_order(near_best(items, self.keep_score) if items else [])
-        items = items[:MAX_ITEMS]
-        items = self._with_rules(items)
-        begin = self.clock()
-        text, shown = render(items, int(self.settings["budget.chars"]))
-        self._record("render", self._ms(begin), f"{len(shown)} items" if shown else "nothing")
-        self.decision.added = [ItemRecord(i.id, i.source, i.score, i.written) for i in shown]
-        self.decision.chars = len(text)
-        return text, shown
-
     # --- the steps' work -----------------------------------------------------------------
 
     def _judge_notes(self, deadline: Deadline, threshold: float) -> list[Item]:
@@ -343,79 +324,6 @@ class Cascade:
 
         return self.embedder[1] == MODEL_ID and hasattr(self.judge, "embed_message")
 
-    def _not_restating(self, items: list[Item], kept: list[Item]) -> list[Item]:
-        """Drop passages that say what a kept note already says."""
-        words = set().union(*(distinctive_words(k.text) for k in kept)) if kept else set()
-        return [i for i in items if not words or held_fraction(i.text, words) < SAME_ITEM_FRACTION]
-
-    def _conversation_filter(self, items: list[Item]) -> list[Item]:
-        """Drop what the agent already has: items added earlier in this session (its context
-        holds them) and items whose words the session's text mostly holds."""
-        given = self._already_added()
-        items = [i for i in items if i.id not in given]
-        turns = self._timed("conversation", TRANSCRIPT_S, self._read_turns, quiet=True)
-        words = distinctive_words(recent_text(turns, self.event.prompt)) if turns else set()
-        fresh = [i for i in items if held_fraction(i.text, words) < HELD_FRACTION]
-        dropped = len(items) - len(fresh)
-        if turns is not None:
-            self._amend("conversation", f"{dropped} dropped, {len(given)} given before")
-        return fresh
-
-    def _already_added(self) -> set[str]:
-        """Ids of the items this session's earlier prompts were given (read once)."""
-        if self._given is None:
-            from memsift.audit import session_added
-
-            try:
-                self._given = session_added(self.event.session_id, str(self.root),
-                                            self.settings.paths.audit_file)
-            except OSError as exc:
-                self.decision.error("conversation", f"audit unreadable: {exc}")
-                self._given = set()
-        return self._given
-
-    def _read_turns(self, deadline: Deadline):
-        if not self.event.transcript_path or not Path(self.event.transcript_path).exists():
-            self._pending = "no transcript"
-            return []
-        from memsift.hosts import adapter_for
-
-        turns = adapter_for(self.event.host).read_transcript(self.event.transcript_path)
-        self._pending = f"{len(turns)} turns"
-        return turns
-
-    # --- memory that lives (docs/lifecycle.md) -------------------------------------------
-
-    def _lifecycle_order(self, items: list[Item]) -> list[Item]:
-        """Score order, where judge scores within a band tie the fresher item goes first."""
-        from memsift.clock import now
-        from memsift.memory.consolidate import note_states
-
-        try:
-            states = note_states(self.settings, self.root)
-        except Exception as exc:  # noqa: BLE001 - no state: salience alone sets the curve
-            self.decision.error("lifecycle", str(exc))
-            states = {}
-        return rank(items, {i.id: i.score for i in items}, now(), states)
-
-    def _with_rules(self, items: list[Item]) -> list[Item]:
-        """Rules whose subject the message brings up, whatever its kind and however sure the
-        judge is, within their own share of the character budget."""
-        if not self.event.prompt.strip():
-            return items
-        begin = self.clock()
-        try:
-            notes, _ = self.all_notes()
-            share = rules_budget(int(self.settings["budget.chars"]))
-            rules = rules_for(self.event.prompt, notes, share)
-        except Exception as exc:  # noqa: BLE001 - rules are extra: fail without them
-            self.decision.error("rules", f"{type(exc).__name__}: {exc}")
-            return items
-        self._record("rules", self._ms(begin), f"{len(rules)} rules" if rules else "none")
-        keys = {r.key for r in rules}
-        return ([Item(r.key, "rule", r.text, 1.0, r.written) for r in rules]
-                + [i for i in items if i.id not in keys])
-
     # --- lazily built collaborators ------------------------------------------------------
 
     @property
@@ -473,103 +381,6 @@ class Cascade:
             return budget
         return min(budget, LOCAL_PROMPT_S)
 
-    # --- timing, errors and the audit line -----------------------------------------------
-
-    _pending = ""
-
-    def _timed(self, name: str, seconds: float, work: Callable[[Deadline], T], *,
-               quiet: bool = False) -> T | None:
-        """Run one step inside min(its budget, what the prompt has left), on a worker thread
-        so that a backend ignoring its deadline is still cut off. None when it failed."""
-        from memsift.judge.base import JudgeError
-        from memsift.longterm.base import LongTermError
-
-        if name in JUDGE_STEPS and not self.settings["llm.base_url"]:
-            seconds = self.deadline.remaining()
-        deadline = self.deadline.sub(seconds)
-        begin = self.clock()
-        self._pending = ""
-        guard = self.guard
-        service = guard.service(name) if guard else None
-        if service and not guard.allows(service):
-            self._record(name, 0.0, f"skipped: {service} paused")
-            return None
-        try:
-            if deadline.expired():
-                raise DeadlineExceeded(f"no time left for {name}")
-            result = _within(work, deadline)
-        except (DeadlineExceeded, TimeoutError) as exc:
-            self._tell_guard(name, exc, deadline)
-            return self._failed(name, begin, "timeout", "timeout")
-        except LongTermError as exc:
-            self._tell_guard(name, exc, deadline)
-            return self._failed(name, begin, exc.reason, f"{exc.reason}: {exc}")
-        except JudgeError as exc:
-            self._tell_guard(name, exc, deadline)
-            return self._failed(name, begin, "error", f"judge: {exc}")
-        except Exception as exc:  # noqa: BLE001 - foreign failures end this step only
-            return self._failed(name, begin, "error", f"{type(exc).__name__}: {exc}")
-        if service:
-            guard.answered(name, (self.clock() - begin), deadline.seconds)
-        summary = self._pending or _summary(result)
-        self._record(name, self._ms(begin), summary)
-        return result
-
-    def _remote(self, service: str) -> bool:
-        if service == "longterm":
-            return bool(self.settings["cognee.url"])
-        return bool(self.settings["llm.base_url"]) and not self._llm_fallback
-
-    def _tell_guard(self, name: str, exc: BaseException, deadline: Deadline) -> None:
-        """Let health pause an outside service whose failure this was (never raises)."""
-        try:
-            if self.guard:
-                self.guard.failed(name, exc, deadline.seconds)
-        except Exception as error:  # noqa: BLE001 - health is advice, not the prompt
-            self.decision.error("health", str(error))
-
-    @property
-    def guard(self):
-        """Outage tracking, only when an outside service (Cognee, an LLM) is configured."""
-        if self._guard is None:
-            if not (self.settings["cognee.url"] or self.settings["llm.base_url"]):
-                self._guard = False
-            else:
-                from memsift.services.health import Health, PromptGuard
-
-                self._guard = PromptGuard(Health.for_settings(self.settings), self._remote)
-        return self._guard or None
-
-    def _failed(self, name: str, begin: float, result: str, reason: str) -> None:
-        self._record(name, self._ms(begin), result)
-        self.decision.error(name, reason)
-        from memsift.log import log
-
-        log("warning", f"{name} step failed, going on without it", reason=reason,
-            session=self.event.session_id)
-
-    def _record(self, name: str, ms: float, result: str) -> None:
-        self.decision.step(name, ms, result)
-
-    def _amend(self, name: str, result: str) -> None:
-        """Replace the result of the step just recorded (its time stays)."""
-        for step in reversed(self.decision.steps):
-            if step.name == name:
-                step.result = result
-                return
-
-    def _ms(self, begin: float) -> float:
-        return (self.clock() - begin) * 1000.0
-
-    def _write_audit(self) -> None:
-        self.decision.wait_ms = self._ms(self.started)
-        try:
-            write_decision(self.decision, self.settings.paths.audit_file)
-        except Exception as exc:  # noqa: BLE001 - a full disk must not break the prompt
-            from memsift.log import log
-
-            log("warning", "audit line not written", error=str(exc))
-
 
 def above(threshold: float, share: float) -> float:
     """`share` of the way from `threshold` to certainty."""
@@ -580,39 +391,3 @@ def item_threshold(keep: float, search_p: float) -> float:
     """The score an item needs: the judge's threshold when the message surely calls for
     memory, higher as that gets doubtful (the kind model errs; a sure answer still counts)."""
     return min(above(keep, MAX_THRESHOLD_SHARE), above(keep, KIND_DOUBT_SHARE * (1.0 - search_p)))
-
-
-def near_best(items: list[Item], keep: float) -> list[Item]:
-    best = max((i.score for i in items), default=0.0)
-    return [i for i in items if i.score >= best - NEAR_BEST_SHARE * (1.0 - keep)]
-
-
-def _summary(result) -> str:
-    if isinstance(result, dict):
-        return max(result, key=result.get) if result else "none"
-    if isinstance(result, list):
-        return f"{len(result)} found"
-    if isinstance(result, float):
-        return f"{result:.2f}"
-    return str(result)
-
-
-def _within(work: Callable[[Deadline], T], deadline: Deadline) -> T:
-    """Run `work(deadline)` on a daemon thread; give up when the deadline passes (the thread
-    is abandoned, and dies with the hook process)."""
-    box: dict[str, object] = {}
-
-    def target() -> None:
-        try:
-            box["result"] = work(deadline)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(deadline.remaining())
-    if thread.is_alive():
-        raise DeadlineExceeded(f"over budget of {deadline.seconds:.3f}s")
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["result"]  # type: ignore[return-value]

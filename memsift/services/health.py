@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -36,6 +36,15 @@ from typing import Any
 
 from memsift.clock import now, parse_time
 from memsift.fsutil import LockTimeout, append_line, atomic_write, file_lock
+from memsift.services.probes import (
+    PROBES,
+    HealthError,
+    log_line,
+    probe_timeout,
+    reason_of_status,
+    short,
+    spawn_detached_probe,
+)
 
 SERVICES = ("longterm", "llm")
 LABELS = {"longterm": "long-term memory", "llm": "the LLM decision model"}
@@ -54,29 +63,10 @@ REASON_TEXT = {
     "user": "paused by the user",
 }
 
-PROBE_TIMEOUT_S = 5.0  # off the prompt path; a hung server must not keep probes alive long
-# The prompt path's evidence. A call cut off with less time than this says nothing about the
-# service (the prompt had spent its budget elsewhere); an answer that used this share of its
-# time means the next prompt would wait as long: treated as an outage ("slow").
-MIN_EVIDENCE_S = 0.2
-SLOW_SHARE = 0.8
-# Steps of the cascade that are one call to a service and nothing else: their timeouts and
-# slow answers are the service's. The notes step also embeds locally: only errors the judge
-# itself reports count there.
-PURE_STEPS = {"kind": "llm", "worth": "llm", "passages": "llm", "longterm": "longterm"}
-MIXED_STEPS = {"notes": "llm"}
 FLAP_WINDOW_S = 600.0  # an outage starting this soon after the last one ended is a flap
 MAX_PROBE_EVERY_S = 600.0  # a flapping service is probed less often, but at least this often
 MAX_TOLD = 500  # sessions remembered per outage; older ones may be told twice, never lost
 STATE_VERSION = 1
-
-
-class HealthError(Exception):
-    """A probe found the service still down; `reason` is one of PAUSING_REASONS or 'error'."""
-
-    def __init__(self, message: str, *, reason: str = "error") -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -133,7 +123,7 @@ def classify(exc: BaseException) -> str:
     status = getattr(getattr(exc, "response", None), "status_code", None)
     status = getattr(exc, "status_code", status)
     if isinstance(status, int):
-        return _reason_of_status(status) or "error"
+        return reason_of_status(status) or "error"
     httpx = sys.modules.get("httpx")
     if httpx is not None:
         if isinstance(exc, httpx.TimeoutException):
@@ -141,14 +131,6 @@ def classify(exc: BaseException) -> str:
         if isinstance(exc, httpx.ConnectError):
             return "refused"
     return "error"
-
-
-def _reason_of_status(status: int) -> str | None:
-    if status in (401, 403):
-        return "auth"
-    if status >= 500:
-        return "server"
-    return None
 
 
 class Health:
@@ -215,14 +197,14 @@ class Health:
                 if self._claim_probe(service):
                     self.spawn_probe(service)
             except (OSError, LockTimeout) as exc:  # a full disk, process limits: next time
-                _log("warning", "health probe not started", service=service, error=str(exc))
+                log_line("warning", "health probe not started", service=service, error=str(exc))
         return False
 
     def report_failure(self, service: str, exc: BaseException | str, detail: str = "") -> bool:
         """Record a failure; pause the service when the reason is an outage. Returns whether
         the service is paused now."""
         reason = exc if isinstance(exc, str) else classify(exc)
-        detail = detail or ("" if isinstance(exc, str) else _short(exc))
+        detail = detail or ("" if isinstance(exc, str) else short(exc))
         if reason not in PAUSING_REASONS:
             return self.is_paused(service)
         if self.is_paused(service):
@@ -275,7 +257,7 @@ class Health:
             entry["until"] = until
             state.setdefault("services", {})[service] = entry
             self._write(state)
-        _log("info", "service paused by the user", service=service, until=until)
+        log_line("info", "service paused by the user", service=service, until=until)
         return Pause.from_dict(service, entry)
 
     def resume(self, service: str, by: str = "user") -> bool:
@@ -325,12 +307,12 @@ class Health:
             state = self._read()
             entry = self._entries(state).get(service)
             if entry is not None:
-                entry["detail"] = _short(exc)
+                entry["detail"] = short(exc)
                 entry["probes"] = int(entry.get("probes", 0)) + 1
                 entry["probe_at"] = self.clock().isoformat(timespec="milliseconds")
                 self._write(state)
-        _log("info", "health probe: still down", service=service, reason=exc.reason,
-             detail=_short(exc))
+        log_line("info", "health probe: still down", service=service, reason=exc.reason,
+             detail=short(exc))
 
     # -- state changes -------------------------------------------------------------------
     def _new_entry(self, service: str, reason: str, detail: str, by: str) -> dict[str, Any]:
@@ -350,7 +332,7 @@ class Health:
             state.setdefault("services", {})[service] = entry
             self._count_flap(state, service)
             self._write(state)
-        _log("warning", "service paused", service=service, reason=reason, detail=detail)
+        log_line("warning", "service paused", service=service, reason=reason, detail=detail)
         return True
 
     def _count_flap(self, state: dict[str, Any], service: str) -> None:
@@ -371,7 +353,7 @@ class Health:
                 flaps = state.setdefault("flaps", {}).setdefault(service, {"count": 0})
                 flaps["last_end"] = self.clock().isoformat(timespec="seconds")
             self._write(state)
-        _log("info", "service resumed", service=service, by=by)
+        log_line("info", "service resumed", service=service, by=by)
         return True
 
     def _close(self, service: str, entry: Mapping[str, Any], by: str) -> None:
@@ -386,7 +368,7 @@ class Health:
         try:
             append_line(self.history_path, json.dumps(record, ensure_ascii=False))
         except OSError as exc:  # a full disk loses a history line, never the resume
-            _log("warning", "outage history not written", error=str(exc))
+            log_line("warning", "outage history not written", error=str(exc))
 
     def _write(self, state: dict[str, Any]) -> None:
         state["v"] = STATE_VERSION
@@ -430,179 +412,6 @@ class Health:
         return {"services": services, "outages": self.history(20)}
 
 
-class PromptGuard:
-    """One prompt's use of Health inside the cascade: which steps call which service, whether
-    that service may be called, and what a step's failure or slow answer says about it.
-
-    `remote(service)` tells whether the service is really outside (a Cognee server, an LLM
-    endpoint); the embedded store and the local judge have no outages to track."""
-
-    def __init__(self, health: Health, remote: Callable[[str], bool]) -> None:
-        self.health = health
-        self.remote = remote
-        self._allowed: dict[str, bool] = {}
-        self.skipped: list[str] = []
-
-    def service(self, step: str) -> str | None:
-        service = PURE_STEPS.get(step) or MIXED_STEPS.get(step)
-        return service if service is not None and self.remote(service) else None
-
-    def allows(self, service: str) -> bool:
-        """Asked once per prompt and service (a file read), then remembered."""
-        if service not in self._allowed:
-            try:
-                self._allowed[service] = self.health.guard(service)
-            except (OSError, LockTimeout) as exc:  # a full disk: decide from the read alone
-                _log("warning", "health state not updated", service=service, error=str(exc))
-                self._allowed[service] = not self.health.is_paused(service)
-            if not self._allowed[service]:
-                self.skipped.append(service)
-        return self._allowed[service]
-
-    def failed(self, step: str, exc: BaseException, budget_s: float) -> None:
-        """A step failed: pause its service when the failure is the service's."""
-        service = self.service(step)
-        if service is None:
-            return
-        reason = classify(exc)
-        from memsift.clock import DeadlineExceeded
-
-        cut_off = isinstance(exc, (DeadlineExceeded, TimeoutError))
-        if reason == "timeout" and (budget_s < MIN_EVIDENCE_S or (cut_off and step in MIXED_STEPS)):
-            return
-        if self._report(service, reason, _short(exc)):
-            self._allowed[service] = False  # the rest of this prompt goes on without it
-
-    def answered(self, step: str, elapsed_s: float, budget_s: float) -> None:
-        service = self.service(step)
-        if service is None:
-            return
-        if step in PURE_STEPS and budget_s >= MIN_EVIDENCE_S and elapsed_s >= SLOW_SHARE * budget_s:
-            detail = f"answered in {elapsed_s:.2f}s of {budget_s:.2f}s"
-            if self._report(service, "slow", detail):
-                self._allowed[service] = False
-            return
-        try:
-            self.health.report_success(service)
-        except (OSError, LockTimeout) as exc:  # the resume is written by a later prompt
-            _log("warning", "service resume not recorded", service=service, error=str(exc))
-
-    def _report(self, service: str, reason: str, detail: str) -> bool:
-        """Pause the service; on a full disk it is at least skipped for this prompt."""
-        try:
-            return self.health.report_failure(service, reason, detail)
-        except (OSError, LockTimeout) as exc:
-            _log("warning", "service pause not recorded", service=service, error=str(exc))
-            return reason in PAUSING_REASONS
-
-    def notice(self, session_id: str) -> str:
-        try:
-            return self.health.notice_for_session(session_id)
-        except (OSError, LockTimeout) as exc:  # a full disk: the notice waits for later
-            _log("warning", "outage notice not recorded", error=str(exc))
-            return ""
-
-
-def probe_timeout(service: str, settings) -> float:
-    """A probe waits no longer than the prompt path would: a slower answer is still down."""
-    key = {"longterm": "cognee.timeout_s", "llm": "llm.timeout_s"}[service]
-    return min(PROBE_TIMEOUT_S, float(settings.get(key, PROBE_TIMEOUT_S)))
-
-
-def _short(exc: BaseException, limit: int = 200) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _log(level: str, message: str, **fields: object) -> None:
-    from memsift.log import log
-
-    log(level, message, **fields)
-
-
-# -- probes: one per service, off the prompt path ------------------------------------------
-
-def probe_longterm(settings, timeout: float, transport=None) -> None:
-    """Cognee answers when `GET /health` and a tiny recall both come back; the embedded
-    store is a file beside us and has no outage to probe."""
-    url = str(settings["cognee.url"]).rstrip("/")
-    if not url:
-        return
-    headers = {"X-Api-Key": settings["cognee.api_key"]} if settings["cognee.api_key"] else {}
-    with _client(url, timeout, transport, headers) as client:
-        _checked(client, "GET", "/health")
-        body = {"query": "memsift health probe", "search_type": "CHUNKS", "top_k": 1}
-        _checked(client, "POST", "/api/v1/recall", json=body, ok_also=(404,))
-
-
-def probe_llm(settings, timeout: float, transport=None) -> None:
-    """The endpoint answers when a one-token chat completion with the configured model does
-    (GET /models can answer while completions hang or are refused for the key)."""
-    url = str(settings["llm.base_url"]).rstrip("/")
-    if not url:
-        return
-    key = settings["llm.api_key"] or os.environ.get("OPENAI_API_KEY", "")
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    body = {"model": settings["llm.model"] or "default", "max_tokens": 1,
-            "messages": [{"role": "user", "content": "ping"}]}
-    with _client(url, timeout, transport, headers) as client:
-        _checked(client, "POST", "/chat/completions", json=body)
-
-
-PROBES: dict[str, Callable[..., None]] = {"longterm": probe_longterm, "llm": probe_llm}
-
-
-def _client(url: str, timeout: float, transport, headers: Mapping[str, str]):
-    import httpx
-
-    return httpx.Client(base_url=url, timeout=httpx.Timeout(timeout), transport=transport,
-                        headers=dict(headers))
-
-
-def _checked(client, method: str, path: str, ok_also: Iterable[int] = (), **kwargs: Any) -> None:
-    """One request; any failure becomes a HealthError with its reason."""
-    import httpx
-
-    try:
-        response = client.request(method, path, **kwargs)
-    except httpx.TimeoutException as exc:
-        raise HealthError(f"{method} {path}: no answer in time", reason="timeout") from exc
-    except httpx.ConnectError as exc:
-        raise HealthError(f"{method} {path}: {exc}", reason="refused") from exc
-    except httpx.HTTPError as exc:
-        raise HealthError(f"{method} {path}: {exc}", reason="error") from exc
-    if response.status_code < 400 or response.status_code in set(ok_also):
-        return
-    reason = _reason_of_status(response.status_code) or "error"
-    raise HealthError(f"{method} {path}: HTTP {response.status_code}", reason=reason)
-
-
-_SPAWNED: list[int] = []  # probes started by this process, reaped on the next start
-
-
-def spawn_detached_probe(service: str) -> None:
-    """Start `python -m memsift.services.health probe <service>` in its own session with stdio on
-    /dev/null: the hook returns at once (the host waits for our stdout to close, not for the
-    probe) and the probe outlives it."""
-    _reap()
-    devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, flags, 0)
-               for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY))]
-    argv = [sys.executable, "-m", "memsift.services.health", "probe", service]
-    _SPAWNED.append(os.posix_spawn(sys.executable, argv, os.environ, setsid=True,
-                                   file_actions=devnull))
-
-
-def _reap() -> None:
-    """Collect probes that have finished, so a long-lived caller keeps no zombies."""
-    for pid in list(_SPAWNED):
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            done = pid
-        if done:
-            _SPAWNED.remove(pid)
-
-
 def probe_all(settings, transport=None) -> dict[str, bool]:
     """Probe every paused service now (the session-end worker calls this); returns up/down."""
     health = Health.for_settings(settings)
@@ -620,9 +429,9 @@ def main(argv: list[str]) -> int:
         services = [s for s in argv[1:] if s in SERVICES] or list(SERVICES)
         for service in services:
             up = health.run_probe(service, settings)
-            _log("info", "health probe done", service=service, up=up)
+            log_line("info", "health probe done", service=service, up=up)
     except Exception as exc:  # noqa: BLE001 - a detached probe has nobody to tell but the log
-        _log("error", "health probe failed", error=f"{type(exc).__name__}: {exc}")
+        log_line("error", "health probe failed", error=f"{type(exc).__name__}: {exc}")
     return 0
 
 
