@@ -1,4 +1,4 @@
-"""`memsift demo`: a sample project (notes/sample in the source tree) and a short session
+"""`memsift demo`: a sample project (memsift/sample, shipped in the package) and a short session
 replayed through the real hook, one fresh process per message, as Claude Code would run it.
 
 It runs in a temporary MEMSIFT_HOME unless told otherwise, so it never touches the user's own
@@ -12,7 +12,8 @@ import os
 import tempfile
 from pathlib import Path
 
-SAMPLE_DIR = Path(__file__).resolve().parents[2] / "notes" / "sample"
+# Package data, so the demo runs from a wheel (pip, pipx) as well as from a clone.
+SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample"
 SHOWN_CHARS = 90  # of a message or an added item: enough to recognise it in the table
 
 
