@@ -22,6 +22,15 @@ DEFAULTS: dict[str, Any] = {
     "llm.api_key": "",
     "llm.model": "",
     "llm.timeout_s": 1.5,  # one question; the whole prompt path has 2 s with an LLM
+    # The decision model's backend: local | systemone | openai-decisions | chat. Empty: chat
+    # when llm.base_url is set (the settings before backends had names), else local.
+    "judge.backend": "",
+    "judge.base_url": "",  # empty: the backend's own (TypeSafe, OpenAI)
+    "judge.api_key": "",  # empty: TYPESAFE_API_KEY, OPENROUTER_API_KEY or OPENAI_API_KEY
+    "judge.model": "",  # empty: the backend's pinned default
+    "judge.timeout_s": 1.5,  # one request; the prompt path's steps cut it shorter
+    "judge.threshold": -1.0,  # below 0: the backend's own threshold (memsift.judge.typed)
+    "judge.price_per_mtok": -1.0,  # USD per million input tokens; below 0: the model's own
     # Long-term memory. Unset url means the embedded store in the data folder.
     "cognee.url": "",
     "cognee.api_key": "",
@@ -37,9 +46,26 @@ DEFAULTS: dict[str, Any] = {
     "log.level": "info",
 }
 
-SECRET_KEYS = {"llm.api_key", "cognee.api_key"}
+SECRET_KEYS = {"llm.api_key", "judge.api_key", "cognee.api_key"}
 
 MAX_SEARCH_S = 12.0  # the long-term search never runs longer, whatever the config says
+
+BACKENDS = ("local", "systemone", "openai-decisions", "chat")
+DECISION_BACKENDS = ("systemone", "openai-decisions")  # the typed decision APIs
+
+
+def judge_backend(settings) -> str:
+    """The decision model's backend: judge.backend, else chat when llm.base_url is set (the
+    [llm] settings keep meaning what they meant), else local. An unknown name is local."""
+    chosen = str(settings["judge.backend"] or "").strip().lower()
+    if not chosen:
+        return "chat" if settings["llm.base_url"] else "local"
+    return chosen if chosen in BACKENDS else "local"
+
+
+def remote_judge(settings) -> bool:
+    """Whether the decision model is outside the machine (its steps wait on the network)."""
+    return judge_backend(settings) != "local"
 
 
 class ConfigError(Exception):
@@ -161,4 +187,8 @@ def load_settings(
                 warnings.append(message)
                 continue
             sources[key] = source
+    backend = str(values["judge.backend"]).strip().lower()
+    if backend and backend not in BACKENDS:
+        warnings.append(f"unknown judge.backend {backend!r}: the local judge decides "
+                        f"(one of {', '.join(BACKENDS)})")
     return Settings(values, sources, paths, warnings)

@@ -32,12 +32,16 @@ class JudgeError(Exception):
 
     `reason` is one short word for logs and health checks: timeout, refused (no connection),
     auth, server (an error status), bad_reply (an answer that is none of the options),
-    config (the backend is not set up well enough to ask).
+    config (the backend is not set up well enough to ask), rejected (the server refused a
+    request of ours: a 400/422, with its detail), rate_limited (429), overloaded (529).
+    `retry_after_s` is how long the server asked us to wait, when it said.
     """
 
-    def __init__(self, message: str = "", reason: str = "error") -> None:
+    def __init__(self, message: str = "", reason: str = "error", *,
+                 retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.reason = reason
+        self.retry_after_s = retry_after_s
 
 
 class Judge(Protocol):
