@@ -65,3 +65,13 @@ def test_skill_front_matter_names_the_package():
 def test_codex_manifest_points_at_the_codex_hooks():
     hooks = _json(".codex-plugin/plugin.json")["hooks"]
     assert (REPO / hooks).is_file() and "codex" in hooks
+
+
+def test_the_licence_every_manifest_names_is_the_one_shipped():
+    text = (REPO / "LICENSE").read_text()
+    assert "Apache License" in text and "Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text  # the whole text, not a stub
+    named = {_pyproject()["license"], _json("plugin.json")["license"],
+             _json(".claude-plugin/plugin.json")["license"],
+             _json(".codex-plugin/plugin.json")["license"]}
+    assert named == {"Apache-2.0"}
