@@ -76,8 +76,8 @@ _SHAPES: list[tuple[str, re.Pattern[str]]] = [
 
 # Names that make the value assigned to them a secret: password=, api_key: "...", TOKEN=...
 _SECRET_WORD = re.compile(
-    r"(?i)passw(?:or)?d|passwd|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
-    r"private[_\-]?key|auth|credential")
+    r"(?i)passw(?:or)?d|passwd|pwd|(?<![a-z])pw(?![a-z])|secret|token|api[_\-]?key|apikey|"
+    r"access[_\-]?key|private[_\-]?key|auth|credential")
 # Any `name = value` / `name: "value"`; the name is checked in Python (one regex with the
 # secret words inside the name backtracked at every word and cost 30 ms per 200 lines).
 _ASSIGNMENT = re.compile(
@@ -88,6 +88,32 @@ _ASSIGNMENT = re.compile(
 _ENV_LINE = re.compile(
     r"(?m)^(?:export\s+)?(?P<name>[A-Z][A-Z0-9_]*(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASS|PWD|"
     r"CREDENTIALS?)[A-Z0-9_]*)\s*=\s*(?P<q>[\"']?)(?P<v>[^\s\"'#]+)(?P=q)")
+# The same said in a sentence: "my password is hunter2", "the token for staging is x7Kd9",
+# "the password for the admin account is x". Up to four words may name what the secret is for;
+# the value is one word, and words that talk about a password ("is in the vault") are not one.
+_SENTENCE = re.compile(
+    r"(?i)\b(?P<name>passw(?:or)?d|passphrase|passwd|pwd|pw|token|secret|api[ _\-]?key|"
+    r"access[ _\-]?key|secret[ _\-]?key)"
+    r"(?P<middle>(?:[ \t]+(?!(?:is|was|=)\b)[\w.\-@/]+){0,4}?)"
+    r"[ \t]+(?:is|was|=|will[ \t]+be)[ \t]+[\"'`]?"
+    r"(?P<v>[^\s\"'`,;)}\]]*[^\s\"'`,;)}\].!?:])")
+# Words that follow "the password is" in talk about a password rather than in giving one.
+_PLAIN_AFTER_IS_WORDS = """
+    a an the in on at to from of for with by not no now still also just only then there here
+    set unset stored kept saved required optional needed empty blank missing wrong correct
+    right invalid valid incorrect expired rotated revoked changed reset same different new
+    old fine ok okay secret hidden encrypted hashed long short weak strong too very case
+    generated random managed provided given read loaded passed sent used being been available
+    unavailable broken working bad good safe unsafe known unknown leaked compromised shared
+    private public per always never usually probably what which that this it its something
+    nothing where how why one like mine yours ours theirs his hers their our your my none null
+"""
+_PLAIN_AFTER_IS = frozenset(_PLAIN_AFTER_IS_WORDS.split())
+_PLAIN_SUFFIX = re.compile(r"(?i)^[a-z]+(?:ed|ing|ly)$")  # "hashed", "rotating", "usually"
+# A middle word that makes the sentence about a property of the secret, not the secret.
+_PUBLIC_MIDDLE = re.compile(r"(?i)^(?:count|limit|length|size|budget|expiry|ttl|id|type|name|"
+                            r"url|file|path|header|format|field|prefix|lifetime|timeout|scope|"
+                            r"endpoint|policy|env|variable|rotation|manager|store|vault)s?$")
 # Names that hold public ids rather than secrets, even though they contain a secret word.
 _PUBLIC_NAMES = re.compile(r"(?i)(?:_id|_url|_file|_path|_name|_type|_len|_length|"
                            r"tokens|_count|_limit|_ttl|_expiry|_header)$")
@@ -129,6 +155,7 @@ def _spans(text: str) -> list[Finding]:
         if _PUBLIC_NAMES.search(name) or not _looks_secret(value, kind):
             continue
         found.append(Finding(kind, match.start(group), match.end(group)))
+    found.extend(_sentence_spans(text))
     for match in _ENV_LINE.finditer(text):
         kind = _assigned_kind(match.group("name"))
         if _PUBLIC_NAMES.search(match.group("name")) or not _looks_secret(match.group("v"), kind):
@@ -137,9 +164,25 @@ def _spans(text: str) -> list[Finding]:
     return found
 
 
+def _sentence_spans(text: str) -> list[Finding]:
+    """Secrets given in a sentence ("the password is hunter2"), not talk about one."""
+    found = []
+    for match in _SENTENCE.finditer(text):
+        value = match.group("v")
+        if any(_PUBLIC_MIDDLE.match(word) for word in match.group("middle").split()):
+            continue
+        if value.lower() in _PLAIN_AFTER_IS or _PLAIN_SUFFIX.match(value):
+            continue
+        if not _looks_secret(value, "password"):
+            continue
+        found.append(Finding(_assigned_kind(match.group("name")), match.start("v"),
+                             match.end("v")))
+    return found
+
+
 def _assigned_kind(name: str) -> str:
     lowered = name.lower()
-    if "pass" in lowered or "pwd" in lowered:
+    if "pass" in lowered or "pwd" in lowered or re.fullmatch(r"(?i).*(?<![a-z])pw", lowered):
         return "password"
     if "token" in lowered:
         return "token"

@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memsift.cli import cli
 from memsift.redact import redact
@@ -89,3 +91,25 @@ def test_words_about_passwords_are_not_taken_for_passwords():
     for line in ("password: required", "Password: ********", "the password is in the vault",
                  "password = os.environ['DB_PASSWORD']", "password: ${DB_PASSWORD}"):
         assert redact(line) == (line, [])
+
+
+# Fresh secrets said in a sentence, the way people type them into a prompt or a chat.
+SENTENCES = ("my password is {}", "the password is {}.", "pw: {}", "the token for staging is {}",
+             "The password for the admin account is {} (rotate it)", "our api key was {}",
+             "the secret key is {}, keep it out of git")
+_FRESH = st.text(alphabet="abcdefghjkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789!#%&*+",
+                 min_size=6, max_size=20).filter(lambda v: any(c.isdigit() for c in v))
+
+
+@given(template=st.sampled_from(SENTENCES), secret=_FRESH)
+def test_a_fresh_secret_given_in_a_plain_sentence_is_redacted(template, secret):
+    cleaned, findings = redact(template.format(secret))
+    assert secret not in cleaned and findings
+    assert cleaned.startswith(template.split("{}")[0])  # the sentence still reads
+
+
+def test_a_password_said_in_a_sentence_is_redacted():
+    assert redact("my password is hunter2")[0] == "my password is [REDACTED:password]"
+    assert redact("pw: hunter2")[0] == "pw: [REDACTED:password]"
+    assert redact("the token for staging is x7Kd9QpL2")[0] == (
+        "the token for staging is [REDACTED:token]")
