@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memsift.prompt.tags import neutralise
+
 OPEN_TAG = "<memsift-memory>"
 CLOSE_TAG = "</memsift-memory>"
 # Short on purpose: it is paid on every prompt that gets memory.
@@ -30,7 +32,9 @@ class Item:
 
 
 def item_line(item: Item) -> str:
-    return f"- {item.pointer} {' '.join(item.text.split())}"
+    """One line of the block; the item's own text can neither break the line nor close the
+    frame (memsift.prompt.tags)."""
+    return f"- {item.pointer} {neutralise(' '.join(item.text.split()))}"
 
 
 def frame(lines: list[str]) -> str:
