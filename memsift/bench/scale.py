@@ -1,7 +1,11 @@
-"""How the prompt path scales with the number of notes: `python -m memsift.bench.scale`.
+"""How the prompt path scales with the number of notes and the length of the prompt:
+`memsift bench --scale` (or `python -m memsift.bench.scale`).
 
 For each size, a project with that many notes is replayed through the real hook (a fresh
 process per message, as the host runs it) and the wait and the notes step's time are printed.
+Then the demo's sample project gets the same question twice, once alone and once with a
+99,000-character log pasted after it (memsift.prompt.focus): both waits are printed side by
+side, with whether the note that answers was added.
 The cached vectors of the notes are random unit rows written under the real model id: the
 prompt path's cost (read the matrix, one product, judge the nearest) does not depend on their
 values, and embedding 10,000 notes first would take longer than the measurement itself.
@@ -11,8 +15,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -74,6 +80,69 @@ def measure(n: int, workdir: Path) -> dict:
             "step_mean_ms": {k: round(sum(v) / len(v), 1) for k, v in steps_ms.items()}}
 
 
+# The long prompt: a question, then a pasted test log, as people paste into coding agents.
+LONG_PROMPT_CHARS = 99_000
+QUESTION = "where did I leave the refunds branch on friday? the tests below fail"
+EXPECTED_NOTE = "n04"  # the sample note that answers it
+LOG_LINE = ("2026-11-30 09:14:{s:02d},{ms:03d} DEBUG tests/integration/test_refunds.py::"
+            "test_refund_{n} waiting for database at localhost:5433 (attempt {n})\n")
+PROMPT_RUNS = 5  # fresh processes per prompt, alternating short and long
+
+
+def long_prompt(question: str = QUESTION, chars: int = LONG_PROMPT_CHARS) -> str:
+    """The question, a pasted log (cut to fit), and a closing line: `chars` characters."""
+    head, closing = question + "\n\n```\n", "\n```\n\nsame as on friday, any idea?"
+    room = chars - len(head) - len(closing)
+    lines, size, n = [], 0, 0
+    while size < room:
+        lines.append(LOG_LINE.format(s=n % 60, ms=n * 7 % 1000, n=n))
+        size += len(lines[-1])
+        n += 1
+    return head + "".join(lines)[:room] + closing
+
+
+def measure_prompts(workdir: Path, runs: int = PROMPT_RUNS) -> list[dict]:
+    """The sample project's question short and with the paste, each in fresh hook processes."""
+    from memsift.audit import read_audit
+    from memsift.bench.replay import Transcript, percentile, prepare
+    from memsift.commands.demo_run import load_sample
+
+    _, project = prepare(load_sample(), workdir / "prompts", "embedded")
+    prompts = {"short": QUESTION, "long": long_prompt()}
+    rows = {name: {"prompt": name, "prompt_chars": len(text), "waits": [], "added": 0,
+                   "timeouts": 0} for name, text in prompts.items()}
+    for index in range(runs):
+        for name, text in prompts.items():
+            transcript = Transcript(workdir / f"transcript-{name}-{index}.jsonl", project)
+            transcript.user(text)
+            wait = _first_prompt(text, transcript, f"scale-{name}-{index}")
+            decision = read_audit(1)[0]
+            row = rows[name]
+            row["waits"].append(wait)
+            row["added"] += any(a.get("id") == EXPECTED_NOTE for a in decision.get("added", []))
+            row["timeouts"] += sum(1 for s in decision.get("steps", [])
+                                   if "timeout" in str(s.get("result")))
+    out = []
+    for row in rows.values():
+        waits = sorted(row.pop("waits"))
+        out.append(row | {"runs": len(waits), "wait_mean_s": round(sum(waits) / len(waits), 4),
+                          "wait_p95_s": round(percentile(waits, 95), 4)})
+    return out
+
+
+def _first_prompt(prompt: str, transcript, session: str) -> float:
+    """One fresh hook process for the first prompt of its own session, timed spawn to exit
+    (a session of its own: a note given earlier in a session is not given again)."""
+    from memsift.bench.replay import HOOK_TIMEOUT_S, hook_payload
+
+    payload = json.loads(hook_payload(prompt, transcript, 1)) | {"session_id": session}
+    begin = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "memsift", "hook", "claude-code", "UserPromptSubmit"],
+                   input=json.dumps(payload).encode(), capture_output=True, env=dict(os.environ),
+                   cwd=transcript.cwd, timeout=HOOK_TIMEOUT_S, check=False)
+    return time.perf_counter() - begin
+
+
 def main(sizes=SIZES) -> list[dict]:
     from memsift.bench.replay import memsift_home
 
@@ -82,6 +151,7 @@ def main(sizes=SIZES) -> list[dict]:
             memsift_home(Path(tmp) / "home"):
         for n in sizes:
             results.append(measure(n, Path(tmp)))
+        results.extend(measure_prompts(Path(tmp)))
     return results
 
 

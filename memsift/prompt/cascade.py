@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -88,8 +88,11 @@ class Cascade(Selection, StepRunner):
                  embedder: Embedder | None = None,
                  clock: Callable[[], float] = time.monotonic, started: float | None = None):
         from memsift.paths import project_root
+        from memsift.prompt.focus import focus
 
-        self.event = event
+        # A long prompt (a pasted log) is judged on the question around the paste: the
+        # audit keeps its full length, the steps see the part that says what is asked.
+        self.event = replace(event, prompt=focus(event.prompt))
         self.settings = settings
         self.clock = clock
         self.started = clock() if started is None else started
@@ -102,6 +105,9 @@ class Cascade(Selection, StepRunner):
         self.deadline = Deadline(self._prompt_budget(), clock=clock, start=self.started)
         self.decision = Decision(project=str(self.root), session=event.session_id,
                                  host=event.host, prompt_chars=len(event.prompt))
+        if len(self.event.prompt) < len(event.prompt):
+            self._record("focus", 0.0, f"{len(self.event.prompt)} of {len(event.prompt)} "
+                                       "characters judged")
         self._query_vector: np.ndarray | None = None
         self._notes = None
         self._names: set[str] | None = None
