@@ -46,12 +46,12 @@ def test_manifest_agrees_with_the_package(source):
     assert {key: manifest.get(key) for key in EXPECTED} == EXPECTED
 
 
-def test_marketplaces_list_the_plugin_at_the_repo_root():
+def test_marketplaces_list_the_plugin():
     claude = _json(".claude-plugin/marketplace.json")
     codex = _json(".agents/plugins/marketplace.json")
     assert claude["name"] == codex["name"] == memsift.NAME
     assert [p["name"] for p in claude["plugins"]] == [memsift.NAME]
-    assert claude["plugins"][0]["source"] == "./"
+    assert claude["plugins"][0]["source"] == "./plugin"  # not the clone, with its .venv
     assert [(p["name"], p["source"]) for p in codex["plugins"]] == [
         (memsift.NAME, {"source": "local", "path": "./"})]
     assert claude["metadata"]["version"] == memsift.__version__
@@ -75,3 +75,20 @@ def test_the_licence_every_manifest_names_is_the_one_shipped():
              _json(".claude-plugin/plugin.json")["license"],
              _json(".codex-plugin/plugin.json")["license"]}
     assert named == {"Apache-2.0"}
+
+
+# What Claude Code's copy of the plugin needs: its manifest, the hooks, and what pip builds.
+PLUGIN_LINKS = {".claude-plugin/plugin.json": "../../.claude-plugin/plugin.json",
+                "hooks": "../hooks", "memsift": "../memsift", "pyproject.toml": "../pyproject.toml",
+                "README.md": "../README.md", "LICENSE": "../LICENSE", "plugin.json": "../plugin.json"}
+
+
+def test_the_plugin_folder_links_to_only_what_the_plugin_needs():
+    folder = REPO / "plugin"
+    found = {str(p.relative_to(folder)) for p in folder.rglob("*")
+             if p.is_symlink() and not any(q.is_symlink() for q in p.parents if q != folder
+                                           and folder in q.parents)}
+    assert found == set(PLUGIN_LINKS)
+    for name, target in PLUGIN_LINKS.items():
+        assert (folder / name).readlink().as_posix() == target
+        assert (folder / name).exists()  # the link resolves in the clone

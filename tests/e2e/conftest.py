@@ -11,8 +11,9 @@ import pytest
 from e2e.hostenv import REPO, find_cli
 
 # What a plugin install copies: the manifests, the hooks, and what pip needs for the set-up.
+# plugin/ is what Claude Code's marketplace copies: links into the rest, kept as links here.
 PLUGIN_FILES = ("plugin.json", "SKILL.md", "pyproject.toml", "README.md", "LICENSE",
-                ".claude-plugin", ".codex-plugin", ".agents", "hooks", "memsift")
+                ".claude-plugin", ".codex-plugin", ".agents", "hooks", "memsift", "plugin")
 
 
 def cli(name: str) -> str:
@@ -42,7 +43,7 @@ def copy_plugin(dest: Path) -> Path:
     for name in PLUGIN_FILES:
         source = REPO / name
         if source.is_dir():
-            shutil.copytree(source, dest / name, ignore=ignore)
+            shutil.copytree(source, dest / name, ignore=ignore, symlinks=True)
         elif source.exists():
             shutil.copy2(source, dest / name)
     return dest
