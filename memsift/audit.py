@@ -56,6 +56,9 @@ class Decision:
     chars: int = 0  # characters added to the prompt
     wait_ms: float = 0.0  # the whole prompt path, process start to result when known
     errors: list[str] = field(default_factory=list)
+    # The remote judge, when one was asked: backend, model, requests, tokens and the servers'
+    # request ids (x-typesafe-request-id, x-request-id), to find a decision in their logs.
+    judge: dict[str, Any] = field(default_factory=dict)
     v: int = AUDIT_VERSION
 
     def step(self, name: str, ms: float, result: str) -> None:

@@ -11,10 +11,15 @@ message of 5+ characters searches the store and gets the top 5 passages, no judg
 
 Retrieval files (`queries` instead of `turns`): search + per-passage judging run in this
 process for each query (no hook: there are no messages to classify).
+
+`--judge-backend NAME` replays every file twice, in fresh homes: with that decision-model
+backend (as configured: judge.base_url, judge.api_key, judge.model) and with the local judge,
+so the two rows of the table come from the same files on the same machine.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -178,14 +183,17 @@ def run_hook(prompt: str, transcript: Transcript, index: int, env: dict) -> tupl
 
 
 def replay_conversation(data: dict, longterm: str, baseline: bool, progress=None,
-                        ) -> list[ConversationScore]:
+                        backend: str = "") -> list[ConversationScore]:
+    """The file through the hook; with `backend`, that decision model's (the mode says it)."""
     with tempfile.TemporaryDirectory(prefix="memsift-bench-") as tmp:
         workdir = Path(tmp)
         home = workdir / "home"
         with memsift_home(home, data.get("now", "")):
             settings, project = prepare(data, workdir, longterm)
-            env = hook_env(longterm)
+            env = hook_env(longterm) | ({"MEMSIFT_JUDGE_BACKEND": backend} if backend else {})
             scores = [_replay_hook(data, project, workdir, env, progress)]
+            if backend:
+                scores[0].mode = backend
             if baseline:
                 scores.append(_replay_baseline(data, settings, project, progress))
     return scores
@@ -273,12 +281,15 @@ class RetrievalScore:
         return data
 
 
-def replay_retrieval(data: dict, longterm: str, progress=None) -> RetrievalScore:
+def replay_retrieval(data: dict, longterm: str, progress=None,
+                     backend: str = "") -> RetrievalScore:
     from memsift.prompt.cascade import recall
 
-    score = RetrievalScore(data.get("name", "?"))
+    name = data.get("name", "?")
+    score = RetrievalScore(f"{name} ({backend})" if backend else name)
     with tempfile.TemporaryDirectory(prefix="memsift-bench-") as tmp, \
-            memsift_home(Path(tmp) / "home", data.get("now", "")):
+            memsift_home(Path(tmp) / "home", data.get("now", "")), \
+            environ(**({"MEMSIFT_JUDGE_BACKEND": backend} if backend else {})):
         settings, project = prepare({"memory": data.get("memory") or []}, Path(tmp), longterm)
         for query in data["queries"]:
             begin = time.perf_counter()
@@ -306,20 +317,22 @@ def _score_query(score: RetrievalScore, query: dict, items) -> None:
 
 
 def main(files: list[str], baseline: bool = False, longterm: str = "embedded",
-         as_json: bool = False) -> dict:
+         as_json: bool = False, judge_backend: str = "") -> dict:
     from memsift.bench.report import Progress, print_report
 
     loaded = [(Path(f), json.loads(Path(f).read_text(encoding="utf-8"))) for f in files]
-    total = sum(_steps(data, baseline) for _, data in loaded)
+    backends = [judge_backend, "local"] if judge_backend and judge_backend != "local" else [""]
+    total = sum(_steps(data, baseline) for _, data in loaded) * len(backends)
     conversations: list[ConversationScore] = []
     retrievals: list[RetrievalScore] = []
     with Progress(total, enabled=True) as progress:
-        for path, data in loaded:
-            progress.describe(path.name)
+        for (path, data), backend in itertools.product(loaded, backends):
+            progress.describe(f"{path.name} {backend}".strip())
             if "queries" in data:
-                retrievals.append(replay_retrieval(data, longterm, progress))
+                retrievals.append(replay_retrieval(data, longterm, progress, backend))
             else:
-                conversations.extend(replay_conversation(data, longterm, baseline, progress))
+                conversations.extend(replay_conversation(
+                    data, longterm, baseline and backend in ("", "local"), progress, backend))
     report = build_report(conversations, retrievals, baseline)
     print_report(report, as_json)
     return report
@@ -334,7 +347,8 @@ def _steps(data: dict, baseline: bool) -> int:
 def build_report(conversations, retrievals, baseline: bool) -> dict:
     report: dict = {"conversations": [c.summary() for c in conversations],
                     "retrieval": [r.summary() for r in retrievals]}
-    for mode in ("memsift", "baseline"):
+    modes = dict.fromkeys(c.mode for c in conversations)  # in the order they ran
+    for mode in modes:
         scores = [c for c in conversations if c.mode == mode]
         if scores:
             report.setdefault("total", {})[mode] = total_of(scores, mode)

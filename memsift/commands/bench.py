@@ -24,10 +24,15 @@ import click
               help="20 hook processes at once, then 2,000 prompts in a row.")
 @click.option("--scale", "scale_bench", is_flag=True,
               help="The prompt path with 50 notes against 10,000.")
+@click.option("--fanout", "fanout_bench", is_flag=True,
+              help="The prompt path's wait with a remote judge answering in 0.3 s.")
+@click.option("--judge-backend", default="", metavar="NAME",
+              type=click.Choice(["", "local", "systemone", "openai-decisions", "chat"]),
+              help="Replay FILES with this decision model (as configured) and the local one.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 def bench(files: tuple[str, ...], baseline: bool, longterm: str, judge_bench: bool,
           keep_bench: bool, horizon_bench: bool, load_bench: bool, scale_bench: bool,
-          as_json: bool) -> None:
+          fanout_bench: bool, judge_backend: str, as_json: bool) -> None:
     """Replay FILES (conversations or retrieval files) through the real hook and print
     found, added for nothing, characters and wait; or run the benchmarks the flags name."""
     failed = False
@@ -53,13 +58,21 @@ def bench(files: tuple[str, ...], baseline: bool, longterm: str, judge_bench: bo
         from memsift.bench.scale import main as scale_main
 
         print(json.dumps(scale_main(), indent=1))
+    if fanout_bench:
+        from memsift.bench.fanout import main as fanout_main
+
+        failed |= fanout_main(as_json=as_json) != 0
     if files:
         from memsift.bench.replay import main as replay_main
 
-        replay_main(list(files), baseline=baseline, longterm=longterm, as_json=as_json)
-    if not (files or judge_bench or keep_bench or horizon_bench or load_bench or scale_bench):
+        replay_main(list(files), baseline=baseline, longterm=longterm, as_json=as_json,
+                    judge_backend=judge_backend)
+    elif judge_backend:
+        raise click.UsageError("--judge-backend replays FILES: give the files")
+    if not (files or judge_bench or keep_bench or horizon_bench or load_bench or scale_bench
+            or fanout_bench):
         raise click.UsageError("give benchmark FILES, or one of --judge --keep --horizon "
-                               "--load --scale")
+                               "--load --scale --fanout")
     if failed:
         raise SystemExit(1)
 

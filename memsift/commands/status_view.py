@@ -37,6 +37,7 @@ def collect(settings, decisions: int = 10) -> dict[str, Any]:
         "projects": projects(settings, read_audit(500)),
         "bootstrap": bootstrap_state(settings),
         "decisions": [summary(d) for d in recent],
+        "judge_usage": judge_usage(settings),
     }
 
 
@@ -45,8 +46,45 @@ def _services(settings, health: dict[str, Any]) -> dict[str, Any]:
         "longterm": f"cognee {settings['cognee.url']}" if settings["cognee.url"] else "embedded",
         "llm": f"openai-compatible {settings['llm.base_url']}" if settings["llm.base_url"]
         else "local",
+        "decisions": _decision_backend(settings),
     }
     return {s: {"label": LABELS[s], "backend": backends[s], **health[s]} for s in SERVICES}
+
+
+def _decision_backend(settings) -> str:
+    """'systemone https://api.typesafe.ai (jev-1.13.0)', or why no remote judge is asked."""
+    from memsift.config import DECISION_BACKENDS, judge_backend
+
+    backend = judge_backend(settings)
+    if backend not in DECISION_BACKENDS:
+        return f"not used (judge: {backend})"
+    if backend == "systemone":
+        from memsift.judge import systemone as wire
+    else:
+        from memsift.judge import openai_decisions as wire  # type: ignore[no-redef]
+    base = settings["judge.base_url"] or wire.DEFAULT_BASE_URL
+    model = settings["judge.model"] or (wire.default_model(base) if backend == "systemone"
+                                        else wire.DEFAULT_MODEL)
+    return f"{backend} {base} ({model})"
+
+
+USAGE_DAYS = 7  # days of remote-judge usage status shows; the file keeps a month
+
+
+def judge_usage(settings) -> list[dict[str, Any]]:
+    """The remote judge's requests, tokens and estimated cost per day and model, newest
+    first."""
+    from memsift.judge.usage import read_usage
+
+    rows = []
+    for day, models in sorted(read_usage(settings.paths.data_dir).items(), reverse=True):
+        if not isinstance(models, dict):
+            continue
+        for model, entry in sorted(models.items()):
+            if isinstance(entry, dict):
+                rows.append({"day": day, "model": model, **entry})
+    days = sorted({r["day"] for r in rows}, reverse=True)[:USAGE_DAYS]
+    return [r for r in rows if r["day"] in days]
 
 
 def projects(settings, decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -131,6 +169,21 @@ def render(data: dict[str, Any], console) -> None:
     if data["bootstrap"] is not None:
         console.print(_bootstrap_table(data["bootstrap"]))
     console.print(_decisions_table(data["decisions"]))
+    if data.get("judge_usage"):
+        console.print(_usage_table(data["judge_usage"]))
+
+
+def _usage_table(rows: list[dict[str, Any]]):
+    from rich.markup import escape
+
+    table = _table("Remote decision model usage (UTC days; cost estimated from the model's "
+                   "stated price)", "day", "backend model", "requests", "input tokens",
+                   "est. cost")
+    for row in rows:
+        table.add_row(escape(str(row["day"])), escape(str(row["model"])),
+                      str(row.get("requests", 0)), str(row.get("input_tokens", 0)),
+                      f"${float(row.get('cost_usd', 0.0)):.4f}")
+    return table
 
 
 def _when(iso: str) -> str:
@@ -262,6 +315,13 @@ def render_log(decisions: list[dict[str, Any]], console) -> None:
         for item in d.get("added") or []:
             console.print(f"    + {escape(str(item.get('source')))}:{escape(str(item.get('id')))}"
                           f" score {item.get('score', 0):.2f} {escape(str(item.get('written')))}")
+        judge = d.get("judge") or {}
+        if judge:
+            ids = ", ".join(str(i) for i in judge.get("request_ids") or [])
+            console.print(f"    judge {escape(str(judge.get('backend')))} "
+                          f"{escape(str(judge.get('model')))}: {judge.get('requests', 0)} "
+                          f"requests, {judge.get('input_tokens', 0)} input tokens; "
+                          f"request ids {escape(ids)}")
         for error in d.get("errors") or []:
             console.print(f"    [red]! {escape(str(error))}[/red]")
     if not decisions:

@@ -37,7 +37,10 @@ from memsift.clock import Deadline
 from memsift.judge.base import KIND_DESCRIPTIONS, KINDS, JudgeError
 from memsift.redact import redact_text
 
-MAX_PARALLEL = 16  # the cascade judges up to 16 passages at once: one connection each
+MAX_PARALLEL = 16  # the cascade judges up to 16 passages at once: one thread each
+# Connections of the one pool: the notes (12) and the passages (16) are judged at the same
+# time, beside the kind question; a request waiting for a connection waits a round trip.
+MAX_CONNECTIONS = 32
 MIN_CALL_S = 0.05  # with less time left than this a request cannot come back: do not send it
 LAST_TURNS = 4  # turns before the message in each state: what "it" and "that" refer to
 TURN_CHARS = 1_500  # of each turn, its end: the part the message follows from
@@ -155,8 +158,8 @@ class DecisionHTTP:
         headers = {"Accept": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        limits = httpx.Limits(max_connections=MAX_PARALLEL,
-                              max_keepalive_connections=MAX_PARALLEL)
+        limits = httpx.Limits(max_connections=MAX_CONNECTIONS,
+                              max_keepalive_connections=MAX_CONNECTIONS)
         try:
             self._client = httpx.Client(base_url=base_url, headers=headers, limits=limits,
                                         timeout=httpx.Timeout(timeout_s), transport=transport)

@@ -11,6 +11,7 @@ what it has, which may be nothing. Nothing here raises into the hook.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -19,12 +20,12 @@ from typing import TYPE_CHECKING
 
 from memsift.audit import Decision
 from memsift.clock import Deadline
-from memsift.config import MAX_SEARCH_S
+from memsift.config import MAX_SEARCH_S, remote_judge
 from memsift.events import Event, HookResult
 from memsift.memory.lifecycle import visible
 from memsift.prompt.render import Item
 from memsift.prompt.selection import Selection
-from memsift.prompt.steps import StepRunner
+from memsift.prompt.steps import Early, StepRunner
 
 if TYPE_CHECKING:  # numpy loads only when a step needs vectors: a ruled message never does
     import numpy as np
@@ -52,6 +53,11 @@ NOTE_CANDIDATES = 12  # notes nearest the message go to the judge; far ones cann
 PASSAGE_CANDIDATES = 16  # passages asked of the store: the answer is often not in the top 8
 KEEP_SCORE = 0.5  # an item is added at this score when the judge states no threshold
 WORTH_MIN = 0.25  # below this the subject is not one memory keeps: no long-term search
+# A typed decision API answers the kind and "worth a search?" in one request, and the notes'
+# and (from the embedded store) the passages' requests go out beside it: the prompt waits
+# about one round trip after the message's embedding, not four. Items judged for a prompt
+# whose kind needs no memory, or whose notes answered, cost tokens, not time.
+JUDGE_TURNS = 4  # turns of the session the typed judge reads before the message
 
 
 @dataclass
@@ -102,6 +108,11 @@ class Cascade(Selection, StepRunner):
         self._embedder = embedder
         self._guard = None
         self._llm_fallback = False
+        self._own_judge = judge is None  # a judge the cascade made may hand over to the local one
+        self._early_worth: float | None = None
+        self._early_notes: Early | None = None  # the notes' judging, beside the kind question
+        self._early_passages: Early | None = None  # the search and its judging, beside both
+        self._vector_lock = threading.RLock()  # the early threads share one embedding
         self.deadline = Deadline(self._prompt_budget(), clock=clock, start=self.started)
         self.decision = Decision(project=str(self.root), session=event.session_id,
                                  host=event.host, prompt_chars=len(event.prompt))
@@ -156,7 +167,9 @@ class Cascade(Selection, StepRunner):
         probs = self._ruled_kind()
         if probs is None:
             judge = self.judge  # resolved first: a paused LLM hands over to the local judge
-            probs = self._timed("kind", KIND_S, lambda d: judge.kind(self.event.prompt, d))
+            if hasattr(judge, "kind_and_worth"):
+                self._start_early()
+            probs = self._timed("kind", KIND_S, self._kind)
         if probs is None:
             plan.stop = True  # no kind, no basis to add anything
             return
@@ -172,11 +185,55 @@ class Cascade(Selection, StepRunner):
             return
         plan.threshold = item_threshold(self.keep_score, search_p)
 
+    def _kind(self, deadline: Deadline) -> dict[str, float]:
+        """The kind; from a typed decision API, with "worth a search?" in the same request."""
+        judge = self.judge
+        if not hasattr(judge, "kind_and_worth"):
+            return judge.kind(self.event.prompt, deadline)
+        kinds, self._early_worth = judge.kind_and_worth(self.event.prompt, deadline)
+        return kinds
+
+    def _start_early(self) -> None:
+        """Judge the notes, and search the embedded store and judge its passages, on threads
+        now, beside the kind question: each is one round trip to the remote judge. Their
+        steps take the results (or do the work themselves). A Cognee server is asked only
+        when its step comes: its health decides that step."""
+        notes_deadline = self.deadline.sub(KIND_S + NOTES_S)
+
+        def notes() -> list[Item]:
+            # The store and the message's vector first, on this one thread: two threads
+            # importing the same modules at once can deadlock on the import lock.
+            if not self.settings["cognee.url"]:
+                self.store, self.query_vector()
+                self._early_passages = Early(self._search_and_score)
+            return self.scored_notes(notes_deadline)
+
+        self._early_notes = Early(notes)
+
+    def _search_and_score(self) -> tuple[list, list[Item] | Exception]:
+        """The passages, and their scores or the judge's error: a failed judge still leaves
+        the passages for the local one."""
+        from memsift.judge.base import JudgeError
+
+        budget = min(self.settings.search_budget_s, MAX_SEARCH_S)
+        passages = self._search(self.deadline.sub(budget))
+        try:
+            return passages, self.scored_passages(passages, self.deadline) if passages else []
+        except (JudgeError, TimeoutError) as exc:
+            return passages, exc
+
+    def _notes_scored(self, deadline: Deadline) -> list[Item]:
+        """The notes judged early, when they were and the judge is still the one asked."""
+        early, self._early_notes = self._early_notes, None
+        if early is None or self._llm_fallback:
+            return self.scored_notes(deadline)
+        return early.result(deadline)
+
     def _ruled_kind(self) -> dict[str, float] | None:
         """The kind of a message the local judge decides by rule ("thanks", "commit this"),
         without loading the judge: the answer LocalJudge.kind gives, at no model or numpy
         import. None when another judge decides or no rule applies."""
-        if self._judge is not None or self.settings["llm.base_url"]:
+        if self._judge is not None or remote_judge(self.settings):
             return None
         from memsift.judge.rules import rule_kind, sure
 
@@ -210,8 +267,12 @@ class Cascade(Selection, StepRunner):
             self._record("worth", 0.0, "skipped: notes answered")
             plan.stop = True
             return
-        worth = self._timed("worth", WORTH_S,
-                            lambda d: self.judge.worth_keeping(self.event.prompt, d))
+        if self._early_worth is not None and not self._llm_fallback:
+            worth = self._early_worth
+            self._record("worth", 0.0, "asked with the kind")
+        else:
+            worth = self._timed("worth", WORTH_S,
+                                lambda d: self.judge.worth_keeping(self.event.prompt, d))
         if worth is None:
             return  # unknown: let the search and the per-passage judge decide
         self._amend("worth", "yes" if worth >= WORTH_MIN else "no")
@@ -220,19 +281,25 @@ class Cascade(Selection, StepRunner):
 
     def longterm_step(self, plan: Plan) -> None:
         budget = min(self.settings.search_budget_s, MAX_SEARCH_S)
-        passages = self._timed("longterm", budget, self._search)
+        early, self._early_passages = self._early_passages, None
+        if early is not None:
+            searched = self._timed("longterm", budget, lambda d: early.result(d)[0],
+                                   retry=False)
+            passages = searched
+        else:
+            passages = self._timed("longterm", budget, self._search)
         if not passages:
             return
         threshold = above(self._threshold(plan), PASSAGE_EXTRA_SHARE)
         items = self._timed("passages", PASSAGES_S,
-                            lambda d: self._judge_passages(passages, d, threshold))
+                            lambda d: self._judge_passages(passages, d, threshold, early))
         if items:
             plan.kept.extend(self._not_restating(items, plan.kept))
 
     # --- the steps' work -----------------------------------------------------------------
 
     def _judge_notes(self, deadline: Deadline, threshold: float) -> list[Item]:
-        scored = self.scored_notes(deadline)
+        scored = self._notes_scored(deadline)
         kept = [i for i in scored if i.score >= threshold and self.about_named(i)]
         self._pending = f"{len(kept)} kept of {len(scored)}" if scored else "no notes"
         return kept
@@ -300,8 +367,15 @@ class Cascade(Selection, StepRunner):
                              text=self.event.prompt)
         return store.search(self.event.prompt, PASSAGE_CANDIDATES, deadline)
 
-    def _judge_passages(self, passages, deadline: Deadline, threshold: float) -> list[Item]:
-        scored = self.scored_passages(passages, deadline)
+    def _judge_passages(self, passages, deadline: Deadline, threshold: float,
+                        early: Early | None = None) -> list[Item]:
+        """The passages judged early when they were by the judge still asked, else now."""
+        if early is not None and not self._llm_fallback:
+            scored = early.result(deadline)[1]
+            if isinstance(scored, Exception):
+                raise scored
+        else:
+            scored = self.scored_passages(passages, deadline)
         kept = [i for i in scored if i.score >= threshold and self.about_named(i)]
         self._pending = f"{len(kept)} kept of {len(scored)}"
         return kept
@@ -339,16 +413,68 @@ class Cascade(Selection, StepRunner):
         return self._judge
 
     def _make_judge(self):
-        """The configured judge; the local one while the LLM endpoint is paused."""
-        if self.settings["llm.base_url"] and self.guard and not self.guard.allows("llm"):
-            from memsift.judge.local import LocalJudge
-
-            self._llm_fallback = True
-            self._record("judge", 0.0, "local: llm paused")
-            return LocalJudge.from_settings(self.settings)
+        """The configured judge; the local one while the remote judge is paused."""
+        if remote_judge(self.settings) and self.guard:
+            service = self.guard.judge_service
+            if not self.guard.allows(service):
+                self._llm_fallback = True
+                self._record("judge", 0.0, f"local: {service} paused")
+                return self._local_judge()
         from memsift.judge import get_judge
 
-        return get_judge(self.settings)
+        judge = get_judge(self.settings)
+        if hasattr(judge, "set_turns"):
+            judge.set_turns(self._last_turns())
+        return judge
+
+    def _local_judge(self):
+        from memsift.judge.local import LocalJudge
+
+        return LocalJudge.from_settings(self.settings)
+
+    def _hand_over(self, step: str, reason: str) -> bool:
+        """After the remote judge failed a step, the local judge answers it and the rest of
+        the prompt (the remote one's health records the failure)."""
+        if not self._own_judge or self._llm_fallback or not remote_judge(self.settings):
+            return False  # an injected judge, or the local one already answering
+        self._remote_judge, self._judge = self._judge, self._local_judge()
+        self._llm_fallback = True
+        self._record("judge", 0.0, f"local: {step} failed ({reason})")
+        return True
+
+    def _last_turns(self) -> list[tuple[str, str]]:
+        """The session's last turns before the message, for the typed judge's state."""
+        from memsift.prompt.conversation import recent_turns
+
+        try:
+            from memsift.hosts import adapter_for
+
+            turns = adapter_for(self.event.host).read_transcript(self.event.transcript_path) \
+                if self.event.transcript_path else []
+        except Exception as exc:  # noqa: BLE001 - no turns is a state with the message alone
+            self.decision.error("judge", f"transcript unreadable: {type(exc).__name__}")
+            return []
+        return [(t.role, t.text) for t in recent_turns(turns, self.event.prompt, JUDGE_TURNS)]
+
+    def _judge_usage(self) -> None:
+        """The remote judge's requests into the audit line and the daily usage ledger."""
+        judge = getattr(self, "_remote_judge", None) or self._judge
+        usage = getattr(judge, "usage", None)
+        if usage is None or not usage.requests:
+            return
+        self.decision.judge = {"backend": judge.name, "model": judge.model,
+                               "requests": usage.requests, "input_tokens": usage.input_tokens,
+                               "output_tokens": usage.output_tokens,
+                               "request_ids": list(usage.request_ids)}
+        try:
+            from memsift.judge.usage import record
+
+            record(self.settings.paths.data_dir, judge, usage.requests, usage.input_tokens,
+                   usage.output_tokens)
+        except Exception as exc:  # noqa: BLE001 - a full disk loses a count, not the prompt
+            from memsift.log import log
+
+            log("warning", "judge usage not recorded", error=str(exc))
 
     @property
     def store(self):
@@ -360,30 +486,32 @@ class Cascade(Selection, StepRunner):
 
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            from memsift.model.vectors import default_embed
+        with self._vector_lock:
+            if self._embedder is None:
+                from memsift.model.vectors import default_embed
 
-            self._embedder = default_embed()
-        return self._embedder
+                self._embedder = default_embed()
+            return self._embedder
 
     def query_vector(self) -> np.ndarray:
         """The message's vector, made once per prompt (by the judge when it shares the model:
         its kind question already made it)."""
-        if self._query_vector is None:
-            import numpy as np
+        with self._vector_lock:
+            if self._query_vector is None:
+                import numpy as np
 
-            if self._judge_shares_model():
-                vector = self.judge.embed_message(self.event.prompt)
-            else:
-                vector = self.embedder[0]([self.event.prompt])[0]
-            self._query_vector = np.asarray(vector, np.float32)
-        return self._query_vector
+                if self._judge_shares_model():
+                    vector = self.judge.embed_message(self.event.prompt)
+                else:
+                    vector = self.embedder[0]([self.event.prompt])[0]
+                self._query_vector = np.asarray(vector, np.float32)
+            return self._query_vector
 
     def _prompt_budget(self) -> float:
         """budget.prompt_s; with the local judge and no budget of the user's, far less."""
         budget = float(self.settings["budget.prompt_s"])
         chosen = self.settings.sources.get("budget.prompt_s", "default") != "default"
-        if self.settings["llm.base_url"] or chosen:
+        if remote_judge(self.settings) or chosen:
             return budget
         return min(budget, LOCAL_PROMPT_S)
 

@@ -33,6 +33,14 @@ def recent_text(turns: Sequence[Turn], prompt: str) -> str:
     return text[-TAIL_CHARS:]
 
 
+def recent_turns(turns: Sequence[Turn], prompt: str, n: int) -> list[Turn]:
+    """The last `n` turns before this message (the transcript may end with it already)."""
+    turns = list(turns)
+    if turns and turns[-1].role == "user" and _same(turns[-1].text, prompt):
+        turns = turns[:-1]
+    return turns[-n:] if n > 0 else []
+
+
 def _same(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
 

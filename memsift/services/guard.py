@@ -16,9 +16,10 @@ MIN_EVIDENCE_S = 0.2
 SLOW_SHARE = 0.8
 # Steps of the cascade that are one call to a service and nothing else: their timeouts and
 # slow answers are the service's. The notes step also embeds locally: only errors the judge
-# itself reports count there.
-PURE_STEPS = {"kind": "llm", "worth": "llm", "passages": "llm", "longterm": "longterm"}
-MIXED_STEPS = {"notes": "llm"}
+# itself reports count there. JUDGE stands for the judge's service ("llm" or "decisions").
+JUDGE = "judge"
+PURE_STEPS = {"kind": JUDGE, "worth": JUDGE, "passages": JUDGE, "longterm": "longterm"}
+MIXED_STEPS = {"notes": JUDGE}
 
 
 class PromptGuard:
@@ -28,14 +29,18 @@ class PromptGuard:
     `remote(service)` tells whether the service is really outside (a Cognee server, an LLM
     endpoint); the embedded store and the local judge have no outages to track."""
 
-    def __init__(self, health: Health, remote: Callable[[str], bool]) -> None:
+    def __init__(self, health: Health, remote: Callable[[str], bool],
+                 judge_service: str = "llm") -> None:
         self.health = health
         self.remote = remote
+        self.judge_service = judge_service
         self._allowed: dict[str, bool] = {}
         self.skipped: list[str] = []
 
     def service(self, step: str) -> str | None:
         service = PURE_STEPS.get(step) or MIXED_STEPS.get(step)
+        if service == JUDGE:
+            service = self.judge_service
         return service if service is not None and self.remote(service) else None
 
     def allows(self, service: str) -> bool:
@@ -61,7 +66,8 @@ class PromptGuard:
         cut_off = isinstance(exc, (DeadlineExceeded, TimeoutError))
         if reason == "timeout" and (budget_s < MIN_EVIDENCE_S or (cut_off and step in MIXED_STEPS)):
             return
-        if self._report(service, reason, short(exc)):
+        until_s = getattr(exc, "retry_after_s", None)
+        if self._report(service, reason, short(exc), until_s):
             self._allowed[service] = False  # the rest of this prompt goes on without it
 
     def answered(self, step: str, elapsed_s: float, budget_s: float) -> None:
@@ -78,10 +84,11 @@ class PromptGuard:
         except (OSError, LockTimeout) as exc:  # the resume is written by a later prompt
             log_line("warning", "service resume not recorded", service=service, error=str(exc))
 
-    def _report(self, service: str, reason: str, detail: str) -> bool:
+    def _report(self, service: str, reason: str, detail: str,
+                until_s: float | None = None) -> bool:
         """Pause the service; on a full disk it is at least skipped for this prompt."""
         try:
-            return self.health.report_failure(service, reason, detail)
+            return self.health.report_failure(service, reason, detail, until_s)
         except (OSError, LockTimeout) as exc:
             log_line("warning", "service pause not recorded", service=service, error=str(exc))
             return reason in PAUSING_REASONS

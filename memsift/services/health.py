@@ -1,4 +1,5 @@
-"""Outages and pauses of the two outside services: the long-term store and the LLM endpoint.
+"""Outages and pauses of the outside services: the long-term store, the chat LLM endpoint and
+the remote decision model on a typed decision API (System One, OpenAI Decisions).
 
 A failure on the prompt path (refused, timeout, 5xx, auth) pauses the service with its reason
 and time in a small state file (`health.json` in the data folder). While it is paused the
@@ -46,15 +47,20 @@ from memsift.services.probes import (
     spawn_detached_probe,
 )
 
-SERVICES = ("longterm", "llm")
-LABELS = {"longterm": "long-term memory", "llm": "the LLM decision model"}
+SERVICES = ("longterm", "llm", "decisions")
+LABELS = {"longterm": "long-term memory", "llm": "the LLM decision model",
+          "decisions": "the remote decision model (System One / OpenAI Decisions)"}
 FALLBACKS = {"longterm": "work goes on with the local notes",
-             "llm": "work goes on with the local decision model"}
+             "llm": "work goes on with the local decision model",
+             "decisions": "work goes on with the local decision model"}
 
 # Reasons that mean "the service is not there for us now": pause it. Others (a bad reply)
 # are the answer to one question going wrong, not an outage.
-PAUSING_REASONS = {"refused", "timeout", "server", "auth", "slow"}
+PAUSING_REASONS = {"refused", "timeout", "server", "auth", "slow", "rate_limited", "overloaded"}
 REASON_TEXT = {
+    "rate_limited": "rate limited (429)",
+    "overloaded": "the server is overloaded (529)",
+    "rejected": "the server rejected a request",
     "refused": "connection refused",
     "timeout": "no answer in time",
     "server": "server error",
@@ -200,16 +206,22 @@ class Health:
                 log_line("warning", "health probe not started", service=service, error=str(exc))
         return False
 
-    def report_failure(self, service: str, exc: BaseException | str, detail: str = "") -> bool:
+    def report_failure(self, service: str, exc: BaseException | str, detail: str = "",
+                       until_s: float | None = None) -> bool:
         """Record a failure; pause the service when the reason is an outage. Returns whether
-        the service is paused now."""
+        the service is paused now. `until_s` (a server's Retry-After) ends the pause by
+        itself after that long, with no probe."""
         reason = exc if isinstance(exc, str) else classify(exc)
         detail = detail or ("" if isinstance(exc, str) else short(exc))
+        if until_s is None and not isinstance(exc, str):
+            until_s = getattr(exc, "retry_after_s", None)
         if reason not in PAUSING_REASONS:
             return self.is_paused(service)
         if self.is_paused(service):
             return True  # another prompt saw it first
-        return self._start(service, reason, detail, by="fault")
+        until = (self.clock() + timedelta(seconds=until_s)).isoformat(timespec="seconds") \
+            if until_s else ""
+        return self._start(service, reason, detail, by="fault", until=until)
 
     def report_success(self, service: str) -> None:
         """The service answered on the prompt path: end a fault pause it still carries
@@ -322,13 +334,14 @@ class Health:
                 "reason": reason, "detail": detail, "by": by, "until": "",
                 "outage": f"{service}-{stamp}-{os.getpid()}", "told": [], "probes": 0}
 
-    def _start(self, service: str, reason: str, detail: str, by: str) -> bool:
+    def _start(self, service: str, reason: str, detail: str, by: str, until: str = "") -> bool:
         with file_lock(self.lock_path):
             state = self._read()
             entries = self._entries(state)
             if service in entries:
                 return True
             entry = self._new_entry(service, reason, detail, by)
+            entry["until"] = until
             state.setdefault("services", {})[service] = entry
             self._count_flap(state, service)
             self._write(state)
@@ -410,6 +423,14 @@ class Health:
                 "probe_every_s": self.probe_every(entry, state),
             }
         return {"services": services, "outages": self.history(20)}
+
+
+def judge_service(settings) -> str:
+    """The service the cascade's judge steps call: "decisions" for a typed decision API,
+    "llm" for chat completions (the only remote judge before)."""
+    from memsift.config import DECISION_BACKENDS, judge_backend
+
+    return "decisions" if judge_backend(settings) in DECISION_BACKENDS else "llm"
 
 
 def probe_all(settings, transport=None) -> dict[str, bool]:

@@ -41,7 +41,8 @@ def log_line(level: str, message: str, **fields: object) -> None:
 
 def probe_timeout(service: str, settings) -> float:
     """A probe waits no longer than the prompt path would: a slower answer is still down."""
-    key = {"longterm": "cognee.timeout_s", "llm": "llm.timeout_s"}[service]
+    key = {"longterm": "cognee.timeout_s", "llm": "llm.timeout_s",
+           "decisions": "judge.timeout_s"}[service]
     return min(PROBE_TIMEOUT_S, float(settings.get(key, PROBE_TIMEOUT_S)))
 
 
@@ -74,7 +75,28 @@ def probe_llm(settings, timeout: float, transport=None) -> None:
         _checked(client, "POST", "/chat/completions", json=body)
 
 
-PROBES: dict[str, Callable[..., None]] = {"longterm": probe_longterm, "llm": probe_llm}
+def probe_decisions(settings, timeout: float, transport=None) -> None:
+    """The typed decision API answers when one yes/no question does, through the same
+    request memsift sends on the prompt path. A request the server rejects (400/422) was
+    still answered: the server is up."""
+    from memsift.config import DECISION_BACKENDS, judge_backend
+    from memsift.judge import decision_judge
+    from memsift.judge.base import JudgeError
+
+    backend = judge_backend(settings)
+    if backend not in DECISION_BACKENDS:
+        return
+    try:
+        with decision_judge(settings, backend, transport=transport) as judge:
+            judge.timeout_s = timeout
+            judge.worth_keeping("memsift health probe")
+    except JudgeError as exc:
+        if exc.reason != "rejected":
+            raise HealthError(f"{backend}: {exc}", reason=exc.reason) from exc
+
+
+PROBES: dict[str, Callable[..., None]] = {"longterm": probe_longterm, "llm": probe_llm,
+                                          "decisions": probe_decisions}
 
 
 def _client(url: str, timeout: float, transport, headers: Mapping[str, str]):

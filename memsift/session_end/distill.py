@@ -218,7 +218,49 @@ def _shorten(text: str, limit: int) -> str:
     return cut.rstrip(",;:") + "…"
 
 
+class DecisionKeeper:
+    """With a typed decision API as the judge: the keep decision is its yes/no question
+    about the exchange (at the backend's keep threshold), the note the offline extract (the
+    API answers with probabilities, never text; the chat model, when set, revises notes)."""
+
+    def __init__(self, settings, backend: str, *, transport=None) -> None:
+        from memsift.judge import decision_judge
+
+        self.judge = decision_judge(settings, backend, transport=transport)
+        self.name = backend
+        self._data_dir = settings.paths.data_dir
+
+    def close(self) -> None:
+        usage = self.judge.usage
+        if usage.requests:
+            try:
+                from memsift.judge.usage import record
+
+                record(self._data_dir, self.judge, usage.requests, usage.input_tokens,
+                       usage.output_tokens)
+            except OSError as exc:  # a lost count, never a lost note
+                log("warning", "judge usage not recorded", error=str(exc))
+        self.judge.close()
+
+    def worth_keeping(self, exchange: Exchange) -> bool:
+        return self.judge.worth_keeping(_clip(exchange.text())) >= self.judge.keep_threshold
+
+    def write_note(self, exchange: Exchange) -> str:
+        from memsift.session_end.extract import extractive_note
+
+        return extractive_note(exchange.user, exchange.assistant, MAX_NOTE_CHARS)
+
+
 def make_keeper(settings, *, transport=None):
+    from memsift.config import DECISION_BACKENDS, judge_backend
+
+    backend = judge_backend(settings)
+    if backend in DECISION_BACKENDS:
+        from memsift.services.health import Health
+
+        if Health.for_settings(settings).is_paused("decisions"):
+            return OfflineKeeper()  # its pause holds here too; the probe resumes it
+        return DecisionKeeper(settings, backend, transport=transport)
     if settings.get("llm.base_url"):
         return LLMKeeper(settings, transport=transport)
     return OfflineKeeper()

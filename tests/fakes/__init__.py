@@ -6,10 +6,25 @@ from __future__ import annotations
 import pytest
 
 from fakes.openai_server import FakeOpenAI
+from memsift.bench.decision_server import OpenAIDecisionsServer, SystemOneServer
 
 
 @pytest.fixture
 def openai_server():
     """A fresh fake OpenAI-compatible server for one test; stopped (hangs released) after it."""
     with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def systemone_server():
+    """A fresh System One stand-in (memsift.bench.decision_server) with the key "k"."""
+    with SystemOneServer(api_key="k") as server:
+        yield server
+
+
+@pytest.fixture
+def decisions_server():
+    """A fresh OpenAI Decisions stand-in with the key "k"."""
+    with OpenAIDecisionsServer(api_key="k") as server:
         yield server
