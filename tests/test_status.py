@@ -148,3 +148,48 @@ def test_the_hook_falls_back_to_defaults_on_a_broken_config_and_says_so(broken_c
     assert hook_main(["claude-code", "UserPromptSubmit"]) == 0
     log = get_paths().log_file.read_text()
     assert "config ignored, using defaults" in log and str(broken_config) in log
+
+
+def _hook_stdin(monkeypatch, data: bytes) -> None:
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+def test_status_counts_bad_hook_input_with_its_last_time_and_why(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # one line per problem, to read it back
+    for garbage in (b'{"prompt": "unfinished', b"[1, 2]", b'{"prompt": "unfinished'):
+        _hook_stdin(monkeypatch, garbage)
+        assert hook_main(["claude-code", "UserPromptSubmit"]) == 0
+    problems = json.loads(run("status", "--json").stdout)["problems"]
+    assert problems["count"] == 3 and problems["last"]
+    by_message = {p["message"]: p for p in problems["by_message"]}
+    not_json = by_message["hook input is not valid JSON, nothing added"]
+    assert not_json["count"] == 2 and not_json["level"] == "warning"
+    assert "Unterminated string" in not_json["fields"]["error"]
+    assert by_message["hook input is not a JSON object, nothing added"]["count"] == 1
+    shown = run("status").output
+    assert "Problems in the log: 3" in shown and "not valid JSON" in shown
+    assert "Unterminated" in shown
+
+
+def test_status_shows_a_hook_that_failed_and_the_launchers_warning(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    log = get_paths().log_file
+    log.parent.mkdir(parents=True)
+    log.write_text(
+        '2026-11-20T14:07:00+00:00 ERROR pid=7 hook failed, nothing added '
+        '{"error": "OSError: disk full", "argv": ["claude-code", "UserPromptSubmit"]}\n'
+        "2026-11-20T14:07:01+00:00 INFO pid=7 an ordinary line\n"
+        "2026-11-20T14:08:00+00:00 WARNING pid=8 launcher: an interpreter was found but does "
+        'not run; memsift sets itself up in the background, nothing added meanwhile '
+        '{"not_running": "/plugin/.venv/bin/python", "host": "claude-code"}\n')
+    problems = json.loads(run("status", "--json").stdout)["problems"]
+    assert problems["count"] == 2 and problems["last"] == "2026-11-20T14:08:00+00:00"
+    failed = next(p for p in problems["by_message"] if p["message"].startswith("hook failed"))
+    assert failed["level"] == "error" and failed["fields"]["error"] == "OSError: disk full"
+    shown = run("status").output
+    assert "disk full" in shown and "/plugin/.venv/bin/python" in shown
+
+
+def test_status_has_no_problems_table_when_the_log_is_clean():
+    assert json.loads(run("status", "--json").stdout)["problems"]["count"] == 0
+    assert "Problems in the log" not in run("status").output

@@ -17,6 +17,7 @@ from memsift.services.health import LABELS, SERVICES, Health
 
 BOOTSTRAP_FILE = "bootstrap.json"  # written by the launcher when it prepares the environment
 PROJECTS_SCAN_LIMIT = 200  # status lists projects, it does not walk a huge data folder
+PROBLEM_ROWS = 10  # the most recent kinds of problem; the log file holds every line
 
 
 # -- gathering ----------------------------------------------------------------------------
@@ -36,9 +37,21 @@ def collect(settings, decisions: int = 10) -> dict[str, Any]:
                   "data": str(settings.paths.data_dir), "log": str(settings.paths.log_file)},
         "projects": projects(settings, read_audit(500)),
         "bootstrap": bootstrap_state(settings),
+        "problems": problems(settings),
         "decisions": [summary(d) for d in recent],
         "judge_usage": judge_usage(settings),
     }
+
+
+def problems(settings) -> dict[str, Any]:
+    """Hook errors and bad input (and every other warning) from the log's tail: how many,
+    the last time, and why, per message."""
+    from memsift.log import PROBLEMS_SCAN_BYTES, read_problems
+
+    groups = read_problems(settings.paths.log_file)
+    return {"count": sum(g["count"] for g in groups),
+            "last": max((g["last"] for g in groups), default=""),
+            "scanned_bytes": PROBLEMS_SCAN_BYTES, "by_message": groups[:PROBLEM_ROWS]}
 
 
 def _services(settings, health: dict[str, Any]) -> dict[str, Any]:
@@ -168,6 +181,8 @@ def render(data: dict[str, Any], console) -> None:
     console.print(_projects_table(data["projects"]))
     if data["bootstrap"] is not None:
         console.print(_bootstrap_table(data["bootstrap"]))
+    if data["problems"]["count"]:
+        console.print(_problems_table(data["problems"]))
     console.print(_decisions_table(data["decisions"]))
     if data.get("judge_usage"):
         console.print(_usage_table(data["judge_usage"]))
@@ -280,6 +295,27 @@ def _bootstrap_table(state: dict[str, Any]):
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         table.add_row(escape(str(key)), escape(shown))
     return table
+
+
+def _problems_table(problems: dict[str, Any]):
+    from rich.markup import escape
+
+    table = _table(f"Problems in the log: {problems['count']}, the last at "
+                   f"{_when(problems['last'])} (UTC)", "problem", "count", "last", "why")
+    for row in problems["by_message"]:
+        colour = "red" if row["level"] == "error" else "yellow"
+        table.add_row(f"[{colour}]{escape(row['message'])}[/{colour}]", str(row["count"]),
+                      _when(row["last"]), escape(_why(row["fields"])))
+    return table
+
+
+WHY_KEYS = ("error", "reason", "not_running", "path", "argv")  # the fields that say why
+
+
+def _why(fields: dict[str, Any]) -> str:
+    """The fields of a log line that say why, or all of them."""
+    chosen = {k: fields[k] for k in WHY_KEYS if k in fields} or fields
+    return "; ".join(f"{k}: {v}" for k, v in chosen.items())
 
 
 def _decisions_table(rows: list[dict[str, Any]]):
