@@ -28,6 +28,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 POLL_S = 0.02  # how soon the server notices stop()
+# Connections waiting to be accepted: the default 5 drops the SYNs of a prompt's ~30 requests
+# at once, and a dropped SYN is retried after a second, which a real API never costs.
+BACKLOG = 128
 SYSTEMONE_MODELS = ("jev-latest", "jev-preview", "jev-1.13.0", "typesafe/jev-1.13")
 OPENAI_MODEL = "gpt-6-luna"
 MAX_OPTIONS = 255  # System One and OpenAI: a 256th option is rejected
@@ -122,6 +125,11 @@ def _fields(obj: dict, allowed: set[str], loc: list) -> None:
             raise Invalid(loc + [key], "Extra inputs are not permitted", "extra_forbidden")
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a hanging handler must not block the close
+    request_queue_size = BACKLOG
+
+
 class DecisionServer:
     """The shared life of both stand-ins: a threaded server, a request log, a fault queue."""
 
@@ -176,8 +184,7 @@ class DecisionServer:
     def start(self, port: int = 0) -> Self:
         handler = type("Handler", (_Handler,), {"owner": self})
         self._stop.clear()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
-        self._httpd.daemon_threads = True
+        self._httpd = _Server(("127.0.0.1", port), handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever,
                                         kwargs={"poll_interval": POLL_S}, daemon=True)
         self._thread.start()

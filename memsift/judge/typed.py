@@ -87,7 +87,9 @@ class Question:
 
 @dataclass
 class Usage:
-    """What this judge's requests cost: the audit line and `memsift status` read it."""
+    """What this judge's requests cost: the audit line and `memsift status` read it. A
+    request counts when sent (an answer the prompt no longer waits for is still billed);
+    tokens and ids come with the answers."""
 
     requests: int = 0
     input_tokens: int = 0
@@ -95,10 +97,13 @@ class Usage:
     request_ids: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    def sent(self) -> None:
+        with self._lock:
+            self.requests += 1
+
     def add(self, data: Mapping[str, Any], request_id: str) -> None:
         usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
         with self._lock:
-            self.requests += 1
             self.input_tokens += _int(usage.get("input_tokens"))
             self.output_tokens += _int(usage.get("output_tokens"))
             if request_id:
@@ -314,8 +319,9 @@ class TypedJudge:
     def _ask(self, state: dict[str, Any], questions: Sequence[Question],
              deadline: Deadline | None) -> dict[str, Any]:
         """{question name: {label: p} for a choice, P(yes) for a yes/no}."""
-        data, request_id = self._http.post(self.path, self.request(state, questions),
-                                           self._call_timeout(deadline))
+        body, timeout_s = self.request(state, questions), self._call_timeout(deadline)
+        self.usage.sent()
+        data, request_id = self._http.post(self.path, body, timeout_s)
         self.usage.add(data, request_id)
         try:
             return self.answers(data, questions)

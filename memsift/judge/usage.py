@@ -46,7 +46,7 @@ def record(data_dir: Path, judge: Any, requests: int, input_tokens: int,
         entry["input_tokens"] += input_tokens
         entry["output_tokens"] += output_tokens
         # billed on input tokens alone: both APIs' output tokens are free or negligible
-        entry["cost_usd"] = round(entry["input_tokens"] * price / 1e6, 6)
+        entry["cost_usd"] = round(entry["input_tokens"] * price / 1e6, 9)
         entry["price_per_mtok"] = price
         for old in sorted(usage)[:-KEEP_DAYS]:
             del usage[old]

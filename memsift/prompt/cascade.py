@@ -85,7 +85,10 @@ def recall(text: str, settings, project_root, *, judge=None, store=None,
     event = Event(host="", name="UserPromptSubmit", session_id="", cwd=str(project_root),
                   prompt=text)
     cascade = Cascade(event, settings, judge=judge, store=store, embedder=embedder)
-    _, shown = cascade.run_steps((cascade.notes_step, cascade.longterm_step))
+    try:
+        _, shown = cascade.run_steps((cascade.notes_step, cascade.longterm_step))
+    finally:
+        cascade.close()
     return shown
 
 
@@ -128,10 +131,24 @@ class Cascade(Selection, StepRunner):
 
     def run(self) -> HookResult:
         steps = (self.kind_step, self.notes_step, self.worth_step, self.longterm_step)
-        text, _ = self.run_steps(steps)
-        notice = self._notice()
-        self._write_audit()
+        try:
+            text, _ = self.run_steps(steps)
+            notice = self._notice()
+            self._write_audit()
+        finally:
+            self.close()
         return HookResult(context="\n".join(t for t in (text, notice) if t))
+
+    def close(self) -> None:
+        """Close the judges this cascade made (their connection pools); injected ones are
+        the caller's."""
+        if not self._own_judge:
+            return
+        for judge in (getattr(self, "_remote_judge", None), self._judge):
+            try:
+                getattr(judge, "close", lambda: None)()
+            except Exception:  # noqa: BLE001, S110 - a pool that will not close dies with us
+                pass
 
     def _notice(self) -> str:
         """One line telling the agent an outside service is down (once per session)."""
@@ -430,7 +447,9 @@ class Cascade(Selection, StepRunner):
     def _local_judge(self):
         from memsift.judge.local import LocalJudge
 
-        return LocalJudge.from_settings(self.settings)
+        judge = LocalJudge.from_settings(self.settings)
+        judge.set_turns(self._last_turns())
+        return judge
 
     def _hand_over(self, step: str, reason: str) -> bool:
         """After the remote judge failed a step, the local judge answers it and the rest of

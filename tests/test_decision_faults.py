@@ -1,0 +1,137 @@
+"""Every fault of a remote decision model, through the real hook process: exit 0, nothing from
+the remote, the local judge's answer instead, one notice per session for an outage, and
+`memsift status` says why. The remote is a stand-in server on 127.0.0.1 failing every
+request the way a real one does."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from memsift.audit import read_audit
+from memsift.bench.decision_server import Fault, OpenAIDecisionsServer, SystemOneServer
+from memsift.cli import cli
+from memsift.config import load_settings
+from memsift.memory.notes import Note, NotesFile, notes_path
+
+HOOK_TIMEOUT_S = 60  # a run takes about a second; this only stops a hung hook
+NOTE = "The staging database listens on port 6543, not the default 5432."
+PROMPT = "Which port does the staging database listen on?"
+EVERY_REQUEST = 200  # the fault answers this many requests: an outage, not one bad reply
+NOTICE = "[memsift] the remote decision model"
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "riverbed"
+    (root / ".git").mkdir(parents=True)
+    NotesFile(notes_path(load_settings(), root)).append([Note(NOTE, id="n42")])
+    return root
+
+
+def hook(project, session: str) -> tuple[int, str]:
+    payload = json.dumps({"session_id": session, "hook_event_name": "UserPromptSubmit",
+                          "cwd": str(project), "prompt": PROMPT})
+    done = subprocess.run([sys.executable, "-m", "memsift", "hook", "claude-code",
+                           "UserPromptSubmit"], input=payload, capture_output=True, text=True,
+                          timeout=HOOK_TIMEOUT_S, check=False)
+    return done.returncode, done.stdout
+
+
+def context(stdout: str) -> str:
+    return json.loads(stdout)["hookSpecificOutput"]["additionalContext"] if stdout else ""
+
+
+def steps() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for step in read_audit(1)[0]["steps"]:
+        found.setdefault(step["name"], []).append(step["result"])
+    return found
+
+
+def status() -> dict:
+    return json.loads(CliRunner().invoke(cli, ["status", "--json"]).stdout)
+
+
+FAULTS = [
+    pytest.param(SystemOneServer, Fault(status=401), "auth", True, id="401"),
+    pytest.param(SystemOneServer, Fault(status=429, headers={"retry-after": "120"}),
+                 "rate_limited", True, id="429-retry-after"),
+    pytest.param(SystemOneServer, Fault(status=529, headers={"retry-after-ms": "90000"}),
+                 "overloaded", True, id="529"),
+    pytest.param(SystemOneServer, Fault(status=500), "server", True, id="500"),
+    pytest.param(SystemOneServer, Fault(hang=True), "timeout", True, id="hang"),
+    pytest.param(SystemOneServer, Fault(status=200, cut=True), "server", True, id="cut-reply"),
+    pytest.param(SystemOneServer, Fault(status=422, body={"detail": [
+        {"loc": ["body", "state"], "msg": "state too long", "type": "value_error"}]}),
+        "rejected", False, id="422"),
+    pytest.param(OpenAIDecisionsServer, Fault(refuse=True), "bad_reply", False, id="refusal"),
+    pytest.param(OpenAIDecisionsServer, Fault(status=401), "auth", True, id="openai-401"),
+]
+
+
+@pytest.mark.parametrize("server_class,fault,reason,pauses", FAULTS)
+def test_a_remote_judge_fault_leaves_the_local_judges_answer(
+        project, monkeypatch, server_class, fault, reason, pauses):
+    with server_class(api_key="k") as server:
+        backend = "systemone" if server_class is SystemOneServer else "openai-decisions"
+        monkeypatch.setenv("MEMSIFT_JUDGE_BACKEND", backend)
+        monkeypatch.setenv("MEMSIFT_JUDGE_BASE_URL", server.url)
+        monkeypatch.setenv("MEMSIFT_JUDGE_API_KEY", "k")
+        monkeypatch.setenv("MEMSIFT_HEALTH_PROBE_EVERY_S", "3600")  # no probe during the test
+        server.fail(*[fault] * EVERY_REQUEST)
+
+        code, out = hook(project, "s1")
+        assert code == 0
+        first = context(out)
+        assert "6543" in first  # the local judge found the note
+        assert any(r.startswith("local: kind failed") for r in steps()["judge"])
+        assert (NOTICE in first) == pauses
+        asked = len(server.decisions())
+
+        code, out = hook(project, "s1")
+        assert code == 0
+        assert NOTICE not in context(out)  # told once per session
+        if pauses:
+            assert steps()["judge"] == ["local: decisions paused"]
+            assert len(server.decisions()) == asked  # paused: not asked
+            code, out = hook(project, "s2")
+            assert NOTICE in context(out)  # another session is told too
+
+    shown = status()
+    service = shown["services"]["decisions"]
+    assert service["backend"].startswith(backend)
+    if pauses:
+        assert service["state"] == "paused" and service["reason"] == reason
+        assert service["detail"]
+        if fault.headers:
+            assert service["until"]  # the server's Retry-After ends the pause by itself
+    else:
+        assert service["state"] == "ok"
+        errors = " ".join(e for d in shown["decisions"] for e in d["errors"])
+        assert "kind: judge:" in errors
+        if reason == "rejected":
+            assert "body.state: state too long" in errors  # the server's own detail
+
+
+def test_a_rate_limit_pause_ends_when_retry_after_has_passed(project, monkeypatch):
+    with SystemOneServer(api_key="k") as server:
+        monkeypatch.setenv("MEMSIFT_JUDGE_BACKEND", "systemone")
+        monkeypatch.setenv("MEMSIFT_JUDGE_BASE_URL", server.url)
+        monkeypatch.setenv("MEMSIFT_JUDGE_API_KEY", "k")
+        monkeypatch.setenv("MEMSIFT_HEALTH_PROBE_EVERY_S", "3600")
+        server.fail(*[Fault(status=429, headers={"retry-after": "60"})] * EVERY_REQUEST)
+        hook(project, "s1")
+        assert status()["services"]["decisions"]["state"] == "paused"
+        server.faults.clear()
+        asked = len(server.decisions())
+        monkeypatch.setenv("MEMSIFT_NOW", "2099-01-01T00:00:00+00:00")  # long past the minute
+        code, out = hook(project, "s2")
+        assert code == 0
+        assert "judge" not in steps()  # the remote judge decided again
+        assert len(server.decisions()) > asked
+        assert status()["services"]["decisions"]["state"] == "ok"
