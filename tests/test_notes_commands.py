@@ -20,11 +20,18 @@ def _run(*args, input=None):
     return result.output
 
 
-def test_list_shows_each_note_with_line_date_and_source(tmp_path):
-    _notes(tmp_path).append([Note("Use Postgres for the importer.", written="2024-06-12",
-                                  meta={"source": "claude-code:s1:0"})])
-    out = _run("list", "--project", str(tmp_path))
-    assert "3  2024-06-12  Use Postgres for the importer.  [claude-code:s1:0]" in out
+def test_list_shows_each_note_with_line_date_id_and_source(tmp_path):
+    _notes(tmp_path).append([Note("Use Postgres for the importer.", id="n01",
+                                  written="2024-06-12", meta={"source": "claude-code:s1:0"}),
+                             Note("Written by hand.")])
+    lines = _run("list", "--project", str(tmp_path)).splitlines()
+    assert lines[0].split() == ["line", "written", "id", "source", "text"]
+    assert lines[1].split(None, 4) == ["3", "2024-06-12", "n01", "claude-code:s1:0",
+                                       "Use Postgres for the importer."]
+    assert lines[2].split(None, 4)[1:4] == ["-", Note("Written by hand.").key, "-"]
+    # the source column is where the header says, in every row
+    column = lines[0].index("source")
+    assert lines[1][column:].startswith("claude-code:s1:0") and lines[2][column] == "-"
 
 
 def test_undo_restores_the_exact_bytes_and_history_lists_the_versions(tmp_path):

@@ -102,6 +102,18 @@ def test_log_shows_decisions_in_full_for_one_project(tmp_path):
     assert [json.loads(line)["kind"] for line in lines] == ["resume", "reaction"]
 
 
+def test_log_keeps_the_wait_on_one_line_in_80_columns(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    write_decision(Decision(project="/work/a-project-with-a-long-name", session="s1",
+                            host="claude-code", kind="recurring_problem", chars=1200,
+                            prompt_chars=99000, wait_ms=503.0, kind_p=0.91, search_p=0.87),
+                   get_paths().audit_file)
+    output = run("log").output
+    assert all(len(line) <= 80 for line in output.splitlines())
+    assert any("wait 503 ms" in line for line in output.splitlines())
+    assert any("prompt 99000 chars, added 1200 chars" in line for line in output.splitlines())
+
+
 def test_pause_for_a_time_and_resume():
     result = run("pause", "--for", "1h30m", "longterm")
     assert result.exit_code == 0 and "until" in result.output

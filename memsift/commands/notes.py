@@ -37,15 +37,23 @@ def notes_group() -> None:
 @notes_group.command("list")
 @click.option("--project", metavar="DIR", help=PROJECT_HELP)
 def list_command(project: str | None) -> None:
-    """Print each note with its line number, date and source."""
+    """Print each note as a row: line number, date, id, source (host:session:turn it was kept
+    from; - for a note written by hand or imported) and text."""
     notes = _notes_file(project).read()
     if not notes:
         click.echo("no notes yet")
         return
-    for note in notes:
-        where = note.meta.get("source", "")
-        click.echo(f"{note.line:>4}  {note.written or '-':10}  {note.text}"
-                   + (f"  [{where}]" if where else ""))
+    rows = [(str(n.line), n.written or "-", n.key, n.meta.get("source") or "-") for n in notes]
+    header = ("line", "written", "id", "source")
+    widths = [max(len(r[i]) for r in [*rows, header]) for i in range(len(header))]
+    click.echo(_row(header, widths) + "  text")
+    for row, note in zip(rows, notes):
+        click.echo(_row(row, widths) + f"  {note.text}")
+
+
+def _row(cells, widths) -> str:
+    line, *rest = cells
+    return "  ".join([line.rjust(widths[0]), *(c.ljust(w) for c, w in zip(rest, widths[1:]))])
 
 
 @notes_group.command("show")

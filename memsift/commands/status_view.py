@@ -342,9 +342,11 @@ def render_log(decisions: list[dict[str, Any]], console) -> None:
         console.print(f"[bold]{escape(d.get('time', ''))}[/bold]  {escape(d.get('project', ''))}"
                       f"  session {escape(str(d.get('session', ''))[:12])}  "
                       f"{escape(d.get('host', ''))}")
-        console.print(f"  kind {escape(d.get('kind', ''))} (p={d.get('kind_p', 0):.2f}), "
-                      f"search p={d.get('search_p', 0):.2f}, prompt {d.get('prompt_chars', 0)} "
-                      f"chars; added {d.get('chars', 0)} chars; wait {d.get('wait_ms', 0):.0f} ms")
+        # Two short lines, not one: an 80-column terminal broke "wait 503 ms" in half.
+        console.print(f"  wait {d.get('wait_ms', 0):.0f} ms, kind {escape(d.get('kind', ''))} "
+                      f"(p={d.get('kind_p', 0):.2f}), search p={d.get('search_p', 0):.2f}")
+        console.print(f"  prompt {d.get('prompt_chars', 0)} chars, added {d.get('chars', 0)} "
+                      "chars")
         for step in d.get("steps") or []:
             console.print(f"    {escape(str(step.get('name')))}: {step.get('ms', 0):.1f} ms  "
                           f"{escape(str(step.get('result')))}")
