@@ -9,7 +9,8 @@ import pytest
 # Shared fakes (real servers on 127.0.0.1) as fixtures: openai_server, ...
 pytest_plugins = ["fakes"]
 
-_CLEARED_PREFIXES = ("MEMSIFT_", "OPENAI_", "COGNEE_", "ANTHROPIC_", "CODEX_")
+_CLEARED_PREFIXES = ("MEMSIFT_", "OPENAI_", "COGNEE_", "ANTHROPIC_", "CODEX_", "TYPESAFE_",
+                     "OPENROUTER_")
 
 
 @pytest.fixture(autouse=True)

@@ -184,7 +184,7 @@ class Cascade(Selection, StepRunner):
         probs = self._ruled_kind()
         if probs is None:
             judge = self.judge  # resolved first: a paused LLM hands over to the local judge
-            if hasattr(judge, "kind_and_worth"):
+            if self._judge_remote() and hasattr(judge, "kind_and_worth"):
                 self._start_early()
             probs = self._timed("kind", KIND_S, self._kind)
         if probs is None:
