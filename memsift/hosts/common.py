@@ -15,9 +15,10 @@ from typing import Any
 from memsift.events import Event, HookResult, Turn
 from memsift.log import log
 
-# A prompt this long is pasted material (a log, a file), not a question a note could answer;
-# embedding or judging it would spend the whole prompt budget for nothing.
-MAX_PROMPT_CHARS = 100_000
+# A long prompt is judged on the question around its paste (memsift.prompt.focus), so pasted
+# logs and files still get memory; one this long is a dump, and reading the transcript that
+# holds it would cost the prompt budget before any judging.
+MAX_PROMPT_CHARS = 1_000_000
 
 
 def load_payload(raw: bytes, host: str, event_name: str) -> dict[str, Any] | None:
