@@ -15,7 +15,7 @@ import pytest
 from fakes.anthropic_server import FakeAnthropicServer
 
 from e2e.hostenv import REPO, claude_env
-from e2e.test_hosts import PROMPT, claude_prompt, run
+from e2e.test_hosts import claude_prompt, run
 from e2e.test_skills_route import _bootstrap_state, _path_without_memsift, _wait_until_ready
 
 pytestmark = pytest.mark.e2e
