@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -71,14 +72,18 @@ def _prepare(workdir: Path) -> Path:
     return project
 
 
-def _hook(project: Path, env: dict, index: int) -> float:
+def _hook(project: Path, env: dict, index: int) -> tuple[float, float]:
+    """One fresh hook process: its wall time and its CPU time (user + system)."""
     payload = json.dumps({"session_id": f"fanout-{index}", "hook_event_name": "UserPromptSubmit",
                           "cwd": str(project), "prompt": MESSAGE})
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     begin = time.perf_counter()
     subprocess.run([sys.executable, "-m", "memsift", "hook", "claude-code", "UserPromptSubmit"],
                    input=payload.encode(), capture_output=True, env=env, cwd=project,
                    timeout=HOOK_TIMEOUT_S, check=False)
-    return time.perf_counter() - begin
+    wall = time.perf_counter() - begin
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def run(prompts: int = PROMPTS, latency_s: float = LATENCY_S) -> dict:
@@ -95,11 +100,12 @@ def run(prompts: int = PROMPTS, latency_s: float = LATENCY_S) -> dict:
                 "MEMSIFT_HEALTH_PROBE_EVERY_S": "3600"}
             _hook(project, env, 0)  # the vector caches of notes and passages are made here
             before = len(server.decisions())
-            walls = [_hook(project, env, i) for i in range(1, prompts + 1)]
+            runs = [_hook(project, env, i) for i in range(1, prompts + 1)]
             decisions = read_audit(prompts)
         asked = len(server.decisions()) - before
     waits = sorted(d.get("wait_ms", 0.0) / 1000.0 for d in decisions)
-    walls.sort()
+    walls = sorted(wall for wall, _ in runs)
+    cpus = sorted(cpu for _, cpu in runs)
     per_prompt = asked / max(1, prompts)
     found = sum(1 for d in decisions if any(a.get("id") == "m99" for a in d.get("added") or []))
     return {"prompts": prompts, "latency_s": latency_s, "notes": NOTES, "passages": PASSAGES,
@@ -108,6 +114,7 @@ def run(prompts: int = PROMPTS, latency_s: float = LATENCY_S) -> dict:
             "wait_p95_s": round(percentile(waits, 95), 3),
             "process_p50_s": round(percentile(walls, 50), 3),
             "process_p95_s": round(percentile(walls, 95), 3),
+            "process_cpu_p50_s": round(percentile(cpus, 50), 3),
             "one_after_another_s": round(per_prompt * latency_s, 2),
             "answer_added": found, "target_wait_p95_s": TARGET_P95_S,
             "errors": sorted({e for d in decisions for e in d.get("errors") or []}),
@@ -134,7 +141,8 @@ def _print(r: dict) -> None:
     line("prompt-path wait (audit line), p50 / p95",
          f"{r['wait_p50_s']:.3f} / {r['wait_p95_s']:.3f} s", f"p95 <= {r['target_wait_p95_s']} s")
     line("hook process wall time, p50 / p95",
-         f"{r['process_p50_s']:.3f} / {r['process_p95_s']:.3f} s")
+         f"{r['process_p50_s']:.3f} / {r['process_p95_s']:.3f} s",
+         f"CPU p50 {r['process_cpu_p50_s']:.3f} s")
     line("prompts where the answering passage was added", f"{r['answer_added']}/{r['prompts']}")
     line("load average (1 min)", f"{r['load_average_1m']:.1f}", f"on {r['cpus']} CPUs")
     for error in r["errors"]:

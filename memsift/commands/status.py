@@ -79,8 +79,8 @@ def _services(service: str | None) -> list[str]:
 @click.argument("service", required=False, type=click.Choice(SERVICES))
 @click.option("--for", "duration", help="Resume by itself after this long (90s, 15m, 1h).")
 def pause(service: str | None, duration: str | None) -> None:
-    """Pause SERVICE (longterm or llm; both when omitted): prompts go on without it until
-    `memsift resume` or the --for time is up."""
+    """Pause SERVICE (longterm, llm or decisions; all when omitted): prompts go on without it
+    until `memsift resume` or the --for time is up."""
     from memsift.services.health import Health
 
     for_s = parse_duration(duration) if duration else None
@@ -94,7 +94,7 @@ def pause(service: str | None, duration: str | None) -> None:
 @click.command("resume")
 @click.argument("service", required=False, type=click.Choice(SERVICES))
 def resume(service: str | None) -> None:
-    """Resume SERVICE (both when omitted), whether the user or an outage paused it."""
+    """Resume SERVICE (all when omitted), whether the user or an outage paused it."""
     from memsift.services.health import Health
 
     health = Health.for_settings(_settings())
