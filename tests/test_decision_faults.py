@@ -130,8 +130,30 @@ def test_a_rate_limit_pause_ends_when_retry_after_has_passed(project, monkeypatc
         server.faults.clear()
         asked = len(server.decisions())
         monkeypatch.setenv("MEMSIFT_NOW", "2099-01-01T00:00:00+00:00")  # long past the minute
-        code, out = hook(project, "s2")
+        code, _ = hook(project, "s2")
         assert code == 0
         assert "judge" not in steps()  # the remote judge decided again
         assert len(server.decisions()) > asked
         assert status()["services"]["decisions"]["state"] == "ok"
+
+
+def test_a_probe_resumes_the_remote_judge_once_it_answers(project, monkeypatch):
+    from memsift.services.health import Health
+
+    with SystemOneServer(api_key="k") as server:
+        monkeypatch.setenv("MEMSIFT_JUDGE_BACKEND", "systemone")
+        monkeypatch.setenv("MEMSIFT_JUDGE_BASE_URL", server.url)
+        monkeypatch.setenv("MEMSIFT_JUDGE_API_KEY", "k")
+        monkeypatch.setenv("MEMSIFT_HEALTH_PROBE_EVERY_S", "3600")
+        server.fail(*[Fault(status=500)] * EVERY_REQUEST)
+        hook(project, "s1")
+        health = Health.for_settings(load_settings())
+        assert health.is_paused("decisions")
+        assert not health.run_probe("decisions", load_settings())  # still failing
+        server.faults.clear()
+        assert health.run_probe("decisions", load_settings())
+        assert not health.is_paused("decisions")
+        probe = server.decisions()[-1].body
+        assert list(probe["questions"]) == ["worth"]  # one small question, as the path asks
+    history = status()["outages"]
+    assert history[-1]["service"] == "decisions" and history[-1]["resumed_by"] == "probe"

@@ -37,6 +37,10 @@ LOCAL_PROMPT_S = 1.0  # offline judge: the whole path takes ~0.2 s; a stuck disk
 # Each judge step's own budget when the judge is an LLM (one round trip each). The local judge
 # waits on nothing but the CPU, so its steps share the prompt budget instead.
 KIND_S = 0.6  # one classification question
+# The same question to a typed decision API, the worth question beside it: Jev's published
+# medians are 0.43 to 0.65 s a request, so 0.6 s would cut off half its answers (and count the
+# rest as slow). The notes and passages are judged meanwhile: the budget costs no extra wait.
+DECISION_KIND_S = 1.0
 NOTES_S = 0.8  # cached note vectors + one scoring call over the nearest notes
 WORTH_S = 0.5  # one yes/no question
 PASSAGES_S = 0.8  # one scoring call over the passages the search returned
@@ -186,7 +190,7 @@ class Cascade(Selection, StepRunner):
             judge = self.judge  # resolved first: a paused LLM hands over to the local judge
             if self._judge_remote() and hasattr(judge, "kind_and_worth"):
                 self._start_early()
-            probs = self._timed("kind", KIND_S, self._kind)
+            probs = self._timed("kind", self._kind_budget(judge), self._kind)
         if probs is None:
             plan.stop = True  # no kind, no basis to add anything
             return
@@ -202,6 +206,9 @@ class Cascade(Selection, StepRunner):
             return
         plan.threshold = item_threshold(self.keep_score, search_p)
 
+    def _kind_budget(self, judge) -> float:
+        return DECISION_KIND_S if hasattr(judge, "kind_and_worth") else KIND_S
+
     def _kind(self, deadline: Deadline) -> dict[str, float]:
         """The kind; from a typed decision API, with "worth a search?" in the same request."""
         judge = self.judge
@@ -215,7 +222,7 @@ class Cascade(Selection, StepRunner):
         now, beside the kind question: each is one round trip to the remote judge. Their
         steps take the results (or do the work themselves). A Cognee server is asked only
         when its step comes: its health decides that step."""
-        notes_deadline = self.deadline.sub(KIND_S + NOTES_S)
+        notes_deadline = self.deadline.sub(DECISION_KIND_S + NOTES_S)
 
         def notes() -> list[Item]:
             # The store and the message's vector first, on this one thread: two threads
