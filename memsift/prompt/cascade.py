@@ -455,7 +455,8 @@ class Cascade(Selection, StepRunner):
         from memsift.judge.local import LocalJudge
 
         judge = LocalJudge.from_settings(self.settings)
-        judge.set_turns(self._last_turns())
+        if hasattr(judge, "set_turns"):  # a judge that reads the message with its context
+            judge.set_turns(self._last_turns())
         return judge
 
     def _hand_over(self, step: str, reason: str) -> bool:
