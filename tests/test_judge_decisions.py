@@ -249,3 +249,20 @@ def test_the_backend_modules_import_no_sdk_and_cost_about_what_httpx_costs():
     ours_s = _fresh_import_s("memsift.judge.systemone")
     # ours is httpx without its command-line tool, plus a few small modules of memsift
     assert ours_s <= httpx_s * 1.3 + 0.03, f"{ours_s:.3f}s against httpx's {httpx_s:.3f}s"
+
+
+def test_memsift_judge_asks_the_configured_typed_backend(systemone_server, monkeypatch):
+    from click.testing import CliRunner
+
+    from memsift.cli import cli
+
+    monkeypatch.setenv("MEMSIFT_JUDGE_BACKEND", "systemone")
+    monkeypatch.setenv("MEMSIFT_JUDGE_BASE_URL", systemone_server.url)
+    monkeypatch.setenv("MEMSIFT_JUDGE_API_KEY", "k")
+    result = CliRunner().invoke(cli, ["judge", MESSAGE, "--item", NOTE, "--item", OTHER,
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["backend"] == "systemone" and report["threshold"] == THRESHOLD
+    assert [i["passes"] for i in report["items"]] == [True, False]
+    assert len(systemone_server.decisions()) == 3

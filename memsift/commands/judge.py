@@ -19,7 +19,8 @@ ITEM_SHOWN_CHARS = 70  # an item is a passage; its start is enough to tell which
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 def judge(message: str, items: tuple[str, ...], as_json: bool) -> None:
     """Print the probability of each kind of MESSAGE and, for each --item, the probability
-    that it answers MESSAGE. Uses the configured backend (local, or llm.base_url)."""
+    that it answers MESSAGE. Uses the configured backend (judge.backend: local, systemone,
+    openai-decisions, or chat with llm.base_url)."""
     report = _ask(message, items)
     if as_json:
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
