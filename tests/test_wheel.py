@@ -36,7 +36,7 @@ def _run(cmd: list[str], cwd: Path, env: dict, stdin: bytes | None = None):
 def wheel_venv(tmp_path_factory) -> Path:
     """A fresh venv holding memsift from its wheel and this environment's dependencies."""
     work = tmp_path_factory.mktemp("wheel")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSIFT_")}
+    env = _clean_env()
     source = _source_copy(work / "src")
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(work / "dist"),
           str(source)], work, env)
@@ -51,6 +51,11 @@ def wheel_venv(tmp_path_factory) -> Path:
     # Appended after the venv's own site-packages: memsift resolves to the wheel's copy.
     (site / "memsift-test-deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
     return target
+
+
+def _clean_env() -> dict:
+    """This environment without a PYTHONPATH that would put a source tree before the wheel."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
 def _source_copy(dest: Path) -> Path:
@@ -68,13 +73,13 @@ def _source_copy(dest: Path) -> Path:
 def test_the_installed_wheel_is_not_the_source_tree(wheel_venv, tmp_path):
     python = wheel_venv / "bin" / "python"
     done = _run([str(python), "-P", "-c", "import memsift; print(memsift.__file__)"], tmp_path,
-                dict(os.environ))
+                _clean_env())
     location = Path(done.stdout.decode().strip())
     assert wheel_venv in location.parents and REPO not in location.parents
 
 
 def test_memsift_demo_runs_from_the_installed_wheel(wheel_venv, tmp_path):
-    done = _run([str(wheel_venv / "bin" / "memsift"), "demo"], tmp_path, dict(os.environ))
+    done = _run([str(wheel_venv / "bin" / "memsift"), "demo"], tmp_path, _clean_env())
     out = done.stdout.decode()
     assert "memsift demo" in out and "messages got memory" in out
     assert "DemoError" not in done.stderr.decode()
@@ -85,7 +90,7 @@ def test_the_prompt_hook_adds_a_note_from_the_installed_wheel(wheel_venv, tmp_pa
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
     memsift = str(wheel_venv / "bin" / "memsift")
-    env = dict(os.environ)
+    env = _clean_env()
     note = "The staging database listens on port 6543 behind pgbouncer, not on 5432."
     data = tmp_path / "notes.json"
     data.write_text(json.dumps({"notes": [{"id": "n1", "text": note, "written": "2026-11-01"}]}))
