@@ -75,3 +75,14 @@ def test_a_99000_character_prompt_gets_its_note_within_the_short_prompts_budget(
         assert not [s for s in decision["steps"] if "timeout" in str(s["result"])]
         assert decision["wait_ms"] < LOCAL_PROMPT_S * 1000
     assert long["steps"][0]["name"] == "focus"
+
+
+def test_a_prompt_past_the_old_100000_character_cap_is_judged_too(tmp_path):
+    with memsift_home(tmp_path / "home"):
+        _, project = prepare(load_sample(), tmp_path / "work", "embedded")
+        text = long_prompt(chars=300_000)
+        transcript = Transcript(tmp_path / "t.jsonl", project)
+        transcript.user(text)
+        decision = _hook(text, transcript, "focus-300k")
+    assert decision["prompt_chars"] == 300_000 and decision["steps"][0]["name"] == "focus"
+    assert [a["id"] for a in decision["added"]] == [EXPECTED_NOTE]
