@@ -228,7 +228,8 @@ class Cascade(Selection, StepRunner):
             # The store and the message's vector first, on this one thread: two threads
             # importing the same modules at once can deadlock on the import lock.
             if not self.settings["cognee.url"]:
-                self.store, self.query_vector()
+                self._store = self.store
+                self.query_vector()
                 self._early_passages = Early(self._search_and_score)
             return self.scored_notes(notes_deadline)
 
