@@ -126,3 +126,27 @@ def test_the_keep_decision_goes_through_the_same_backend(server, tmp_path):
     assert len(asked) == 2 and "Postgres" in asked[0]
     shown = json.loads(CliRunner().invoke(cli, ["status", "--json"]).stdout)
     assert shown["judge_usage"][0]["requests"] == 2
+
+
+def test_the_state_holds_the_last_turns_read_from_the_end_of_a_long_transcript(server,
+                                                                                project,
+                                                                                tmp_path):
+    from memsift.hosts import adapter_for
+
+    transcript = tmp_path / "long.jsonl"
+    tool_output = {"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "content": "x" * 3_000_000}]}}
+    turns = [("user", f"question {i}") if i % 2 == 0 else ("assistant", f"answer {i}")
+             for i in range(6)] + [("user", PROMPT)]
+    lines = [tool_output] + [
+        {"type": role, "message": {"role": role, "content": text if role == "user" else
+                                   [{"type": "text", "text": text}]}} for role, text in turns]
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    tail = adapter_for("claude-code").read_transcript(str(transcript), tail_bytes=4096)
+    assert [t.text for t in tail] == [text for _, text in turns]  # the cut line is dropped
+    event = Event(host="claude-code", name="UserPromptSubmit", session_id="s1",
+                  cwd=str(project), prompt=PROMPT, transcript_path=str(transcript))
+    run_prompt(event, load_settings())
+    state = server.item_requests()[0].body["state"]
+    assert [t["text"] for t in state["last_turns"]] == ["question 2", "answer 3",
+                                                         "question 4", "answer 5"]

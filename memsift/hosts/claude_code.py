@@ -42,8 +42,8 @@ def _turn_text(line: dict) -> tuple[str, str] | None:
     return (kind, text) if text else None
 
 
-def read_transcript(path: str) -> list[Turn]:
-    return read_turns(path, HOST, _turn_text)
+def read_transcript(path: str, tail_bytes: int | None = None) -> list[Turn]:
+    return read_turns(path, HOST, _turn_text, tail_bytes)
 
 
 def render_result(result: HookResult) -> str:

@@ -78,11 +78,13 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def read_jsonl(path: str | Path, host: str) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a transcript, one a line. A missing file yields nothing; a line
-    that is cut short (the host still writing) or not an object is skipped; both logged."""
+def read_jsonl(path: str | Path, host: str,
+               tail_bytes: int | None = None) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a transcript, one a line; with `tail_bytes`, of its last bytes
+    only (the line cut at that start is dropped). A missing file yields nothing; a line that
+    is cut short (the host still writing) or not an object is skipped; both logged."""
     try:
-        data = Path(path).read_bytes()
+        data = _read(Path(path), tail_bytes)
     except OSError as exc:
         log("warning", "transcript cannot be read, no turns", host=host, path=str(path),
             error=f"{type(exc).__name__}: {exc.strerror or exc}")
@@ -103,6 +105,18 @@ def read_jsonl(path: str | Path, host: str) -> Iterator[dict[str, Any]]:
     if bad:
         log("info", "transcript lines skipped (cut short or not JSON objects)", host=host,
             path=str(path), lines=bad)
+
+
+def _read(path: Path, tail_bytes: int | None) -> bytes:
+    if tail_bytes is None:
+        return path.read_bytes()
+    with open(path, "rb") as handle:
+        size = handle.seek(0, 2)
+        if size <= tail_bytes:
+            handle.seek(0)
+            return handle.read()
+        handle.seek(size - tail_bytes)
+        return handle.read().split(b"\n", 1)[-1]
 
 
 def text_parts(content: object, kinds: tuple[str, ...]) -> list[str]:
@@ -127,11 +141,13 @@ def render_additional_context(result: HookResult) -> str:
 
 
 def read_turns(path: str | Path, host: str,
-               turn_text: Callable[[dict[str, Any]], tuple[str, str] | None]) -> list[Turn]:
+               turn_text: Callable[[dict[str, Any]], tuple[str, str] | None],
+               tail_bytes: int | None = None) -> list[Turn]:
     """A transcript's user and assistant turns, in order: `turn_text` is the host's reading of
-    one line, None for lines that are not conversation (tools, hook output, context)."""
+    one line, None for lines that are not conversation (tools, hook output, context). With
+    `tail_bytes`, the turns of the file's end only."""
     turns: list[Turn] = []
-    for line in read_jsonl(path, host):
+    for line in read_jsonl(path, host, tail_bytes):
         kept = turn_text(line)
         if kept:
             role, text = kept

@@ -62,6 +62,9 @@ WORTH_MIN = 0.25  # below this the subject is not one memory keeps: no long-term
 # about one round trip after the message's embedding, not four. Items judged for a prompt
 # whose kind needs no memory, or whose notes answered, cost tokens, not time.
 JUDGE_TURNS = 4  # turns of the session the typed judge reads before the message
+# Of the transcript, the end the last turns are in: a long session's file is megabytes of tool
+# output, and parsing all of it would come before the kind question is even sent.
+JUDGE_TAIL_BYTES = 256 * 1024
 
 
 @dataclass
@@ -292,6 +295,9 @@ class Cascade(Selection, StepRunner):
             self._record("worth", 0.0, "skipped: notes answered")
             plan.stop = True
             return
+        if not getattr(self.judge, "worth_gates_search", True):
+            self._record("worth", 0.0, "skipped: the judge reads the message in context")
+            return
         if self._early_worth is not None and not self._llm_fallback:
             worth = self._early_worth
             self._record("worth", 0.0, "asked with the kind")
@@ -477,7 +483,8 @@ class Cascade(Selection, StepRunner):
         try:
             from memsift.hosts import adapter_for
 
-            turns = adapter_for(self.event.host).read_transcript(self.event.transcript_path) \
+            turns = adapter_for(self.event.host).read_transcript(
+                self.event.transcript_path, tail_bytes=JUDGE_TAIL_BYTES) \
                 if self.event.transcript_path else []
         except Exception as exc:  # noqa: BLE001 - no turns is a state with the message alone
             self.decision.error("judge", f"transcript unreadable: {type(exc).__name__}")
