@@ -23,6 +23,9 @@ NOTE = "The staging database listens on port 6543, not the default 5432."
 PROMPT = "Which port does the staging database listen on?"
 EVERY_REQUEST = 200  # the fault answers this many requests: an outage, not one bad reply
 NOTICE = "[memsift] the remote decision model"
+# The local judge's answer must not depend on how loaded the test machine is: the reference
+# run and the runs after a fault both get time enough.
+PATIENT = {"MEMSIFT_BUDGET_PROMPT_S": "10"}
 
 
 @pytest.fixture
@@ -44,6 +47,20 @@ def hook(project, session: str) -> tuple[int, str]:
 
 def context(stdout: str) -> str:
     return json.loads(stdout)["hookSpecificOutput"]["additionalContext"] if stdout else ""
+
+
+def memory_part(added: str) -> str:
+    """What was added, the outage notice aside."""
+    return "\n".join(line for line in added.splitlines() if not line.startswith("[memsift]"))
+
+
+def local_answer(project, monkeypatch) -> str:
+    """What the local judge adds for the prompt, in a session of its own."""
+    with monkeypatch.context() as local:
+        local.setenv("MEMSIFT_JUDGE_BACKEND", "local")
+        code, out = hook(project, "reference")
+    assert code == 0
+    return context(out)
 
 
 def steps() -> dict[str, list[str]]:
@@ -83,12 +100,15 @@ def test_a_remote_judge_fault_leaves_the_local_judges_answer(
         monkeypatch.setenv("MEMSIFT_JUDGE_BASE_URL", server.url)
         monkeypatch.setenv("MEMSIFT_JUDGE_API_KEY", "k")
         monkeypatch.setenv("MEMSIFT_HEALTH_PROBE_EVERY_S", "3600")  # no probe during the test
+        for name, value in PATIENT.items():
+            monkeypatch.setenv(name, value)
+        reference = local_answer(project, monkeypatch)
         server.fail(*[fault] * EVERY_REQUEST)
 
         code, out = hook(project, "s1")
         assert code == 0
         first = context(out)
-        assert "6543" in first  # the local judge found the note
+        assert memory_part(first) == reference  # nothing from the remote: the local answer
         assert any(r.startswith("local: kind failed") for r in steps()["judge"])
         assert (NOTICE in first) == pauses
         asked = len(server.decisions())
