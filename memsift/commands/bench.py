@@ -17,7 +17,9 @@ import click
 @click.option("--judge", "judge_bench", is_flag=True,
               help="The decision model on its held-out labelled set, and the hook's speed.")
 @click.option("--keep", "keep_bench", is_flag=True,
-              help="The session-end keep decision on its held-out exchanges.")
+              help="The session-end keep decision on the corpus's validation sessions.")
+@click.option("--session-end", "session_end", is_flag=True,
+              help="Replay FILES through the real SessionEnd hook and list the notes written.")
 @click.option("--horizon", "horizon_bench", is_flag=True,
               help="60 simulated days: corrections, rules, fading, reinforcement.")
 @click.option("--load", "load_bench", is_flag=True,
@@ -31,7 +33,7 @@ import click
               help="Replay FILES with this decision model (as configured) and the local one.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 def bench(files: tuple[str, ...], baseline: bool, longterm: str, judge_bench: bool,
-          keep_bench: bool, horizon_bench: bool, load_bench: bool, scale_bench: bool,
+          keep_bench: bool, session_end: bool, horizon_bench: bool, load_bench: bool, scale_bench: bool,
           fanout_bench: bool, judge_backend: str, as_json: bool) -> None:
     """Replay FILES (conversations or retrieval files) through the real hook and print
     found, added for nothing, characters and wait; or run the benchmarks the flags name."""
@@ -62,7 +64,13 @@ def bench(files: tuple[str, ...], baseline: bool, longterm: str, judge_bench: bo
         from memsift.bench.fanout import main as fanout_main
 
         failed |= fanout_main(as_json=as_json) != 0
-    if files:
+    if session_end:
+        if not files:
+            raise click.UsageError("--session-end replays FILES: give the files")
+        from memsift.bench.keep import main_session_end
+
+        main_session_end(list(files), as_json=as_json)
+    elif files:
         from memsift.bench.replay import main as replay_main
 
         replay_main(list(files), baseline=baseline, longterm=longterm, as_json=as_json,

@@ -1,93 +1,267 @@
 """The offline keep decision for one exchange (a user message and the assistant's reply).
 
-Keep what will save repeating work if the subject comes back: a technical choice and its
-reason, a constraint that will cause trouble, an incident and its fix, a procedure. Reactions,
-one-off tasks, UI details and general knowledge stay in the conversation.
+Keep what will save redoing work if the subject comes back: a choice and its reason, a
+constraint, an incident with its cause and fix, a procedure. Status, one-off actions,
+reactions and what the project's notes or long-term store already hold are not notes.
 
-A logistic-regression head over hashed words and word pairs plus a few cheap cue features
-(reason words, error names, numbers with units, length). It needs no model download and
-answers in well under a millisecond; its weights (memsift/data/keep_head.npz) are trained by
-`train()` on the labelled part of memsift/data/keep_exchanges.jsonl that the benchmark never
-tests on (memsift.bench.keep).
+A logistic head over the MiniLM vectors of the message and the reply (memsift.model.embed),
+cue features (reason words, error names, action replies, length), the turn after (was the
+proposal taken up?) and how much of the exchange is already held: by the project's notes and
+passages, and by what the session said before. (Hashed words and the reply before were
+tried: they fit the training projects and lose on the validation ones.) Trained on the labelled corpus by memsift.judge.train_keep; the weights
+(memsift/data/keep_head.npz) and where they came from (keep_head.json) ship together.
+
+`restated()` is the other half of "already held": which note or passage an exchange repeats,
+so the session end reinforces or supersedes it instead of writing it again.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import re
-import zlib
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-HASH_DIM = 4096  # buckets for words and word pairs; collisions cost little at this size
-KEEP_THRESHOLD = 0.5  # probability above which an exchange becomes a note
-L2 = 1e-3  # weight decay: the labelled set is small, keep the head from memorising it
-EPOCHS = 400
-LEARNING_RATE = 0.5
+from memsift.model.lexical import content_words
+
+DIM = 384  # MiniLM's vector size (memsift.model.embed.DIM)
+KEEP_THRESHOLD = 0.5  # the recorded threshold replaces this once the head is trained
+RESTATE_THRESHOLD = 0.5  # the recorded one replaces this too
+
+EmbedFn = Callable[[Sequence[str]], np.ndarray]
 
 _WORD = re.compile(r"[a-z][a-z0-9_']*|\d+(?:\.\d+)?")
 REASON_CUES = ("because", "so that", "since", "instead of", "otherwise", "decided", "root cause",
                "the fix was", "caused", "never", "always", "must", "only", "don't", "do not",
-               "not yet", "until", "first", "then", "keep it", "watch for", "if it fails")
+               "not yet", "until", "first", "then", "keep it", "watch for", "if it fails",
+               "rule", "from now on", "so ", "which is why")
 _ERROR_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\berror\[|\bpanicked\b|\bSQLSTATE|"
                          r"\bOOM\b|\bfatal\b|\bEXC_\w+")
 _MEASURE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|MB|GB|%|seconds|minutes|rows|px)\b")
 _REACTION = re.compile(r"(?i)^\s*(?:thanks|thank you|ok|okay|great|perfect|nice|cool|lgtm|"
-                       r"hmm|no that's wrong|yes)\b")
+                       r"hmm|yes|merci|danke|parfait|d'accord|super)\b")
+_ACTION_REPLY = re.compile(r"(?i)^\s*(?:done|added|ran|opened|pushed|merged|created|updated|"
+                           r"reverted|deleted|removed|renamed|committed|rerun|re-ran|passed|"
+                           r"deployed|tagged|sent|shipped|moved|changed|wrote|fixed)\b")
+_STATUS = re.compile(r"(?i)\b(?:still (?:needs|missing|open|waiting)|left (?:before|to do)|"
+                     r"not started|in progress|blocked on|waiting (?:for|on)|passed|failed|"
+                     r"green|red|took \d)")
+_HELD_CUE = re.compile(r"(?i)\b(?:as (?:i|we) said|as noted|the note says|(?:in|from) (?:the )?"
+                       r"(?:memory|notes)|you told me|like last time|that's the \w+ one|"
+                       r"again|known (?:flake|issue)|already)\b")
+_UNDECIDED = re.compile(r"(?i)\b(?:nothing (?:decided|in memory)|not decided|no note|"
+                        r"i'd|i would|we could|maybe|up to you)\b")
+_NAME = re.compile(r"`[^`]+`|\b[\w-]+\.(?:py|ts|tsx|js|go|rs|rb|java|kt|swift|yaml|yml|json|"
+                   r"toml|sql|md|sh|tf|c|h|cpp)\b|\b[a-z]+_[a-z_]+\b|\b[A-Z][a-z]+[A-Z]\w+\b")
 
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def _bucket(token: str) -> tuple[int, float]:
-    value = zlib.crc32(token.encode())
-    return value % HASH_DIM, 1.0 if value & 0x80000000 else -1.0
-
-
-def _hashed(prefix: str, words: Sequence[str], out: np.ndarray) -> None:
-    tokens = [prefix + w for w in words]
-    tokens += [f"{prefix}{a} {b}" for a, b in itertools.pairwise(words)]
-    for token in tokens:
-        index, sign = _bucket(token)
-        out[index] += sign
-
-
 def _cues(user: str, reply: str) -> list[float]:
     lowered = reply.lower()
-    reason = sum(lowered.count(cue) for cue in REASON_CUES)
     words = len(_words(reply))
     return [
-        math.log1p(reason),
+        math.log1p(sum(lowered.count(cue) for cue in REASON_CUES)),
         math.log1p(len(_ERROR_NAME.findall(user + " " + reply))),
         math.log1p(len(_MEASURE.findall(reply))),
         math.log1p(words) / 5.0,
+        math.log1p(len(_words(user))) / 5.0,
         1.0 if _REACTION.match(user) else 0.0,
         1.0 if words < 15 else 0.0,
-        1.0,  # bias
+        1.0 if user.rstrip().endswith("?") else 0.0,
+        1.0 if _ACTION_REPLY.match(reply) else 0.0,
+        math.log1p(len(_STATUS.findall(reply))),
+        math.log1p(len(_HELD_CUE.findall(user + " " + reply))),
+        math.log1p(len(_UNDECIDED.findall(reply))),
+        math.log1p(len(_NAME.findall(user + " " + reply))),
     ]
 
 
-N_CUES = 7
+N_CUES = 13
+N_HELD = 9
+N_AROUND = 9
+_AGREE = re.compile(r"(?i)^\s*(?:ok(?:ay)?|yes|yep|yeah|sure|agreed|do it|go ahead|go with|"
+                    r"let'?s|sounds good|perfect|great|fine|good|ship it|d'accord|parfait|"
+                    r"beleza|ja|genau|makes sense|lgtm)\b")
+_PUSHBACK = re.compile(r"(?i)^\s*(?:no|nope|wait|actually|hmm|not|don'?t|that'?s wrong|"
+                       r"instead|rather)\b")
 
 
-def features(user: str, reply: str) -> np.ndarray:
-    """One row: hashed words of each side (L2-normalised), then the cue features."""
-    hashed = np.zeros(HASH_DIM, dtype=np.float32)
-    _hashed("u:", _words(user), hashed)
-    _hashed("a:", _words(reply), hashed)
-    norm = float(np.linalg.norm(hashed))
-    if norm:
-        hashed /= norm
-    return np.concatenate([hashed, np.asarray(_cues(user, reply), dtype=np.float32)])
+def _around(user: str, reply: str, next_user: str, words: set[str], seen: set[str]
+            ) -> list[float]:
+    """The turn after (was the proposal taken up?) and what the reply says that nothing
+    before it did (novel names and numbers)."""
+    reply_words = content_words(reply)
+    novel = reply_words - seen - content_words(user)
+    names = set(_NAME.findall(reply))
+    return [
+        1.0 if next_user else 0.0,
+        1.0 if _AGREE.match(next_user) else 0.0,
+        1.0 if _PUSHBACK.match(next_user) else 0.0,
+        math.log1p(len(_words(next_user))) / 5.0,
+        math.log1p(len(novel)),
+        len(novel) / max(1, len(reply_words)),
+        len(reply_words & seen) / max(1, len(reply_words)),
+        math.log1p(len([n for n in names if n.lower().strip("`") not in " ".join(seen)])),
+        math.log1p(len(words)),
+    ]
 
+
+@dataclass(frozen=True)
+class Held:
+    """What the project already holds: its notes' and passages' texts and their vectors."""
+
+    texts: Sequence[str] = ()
+    vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, DIM), np.float32))
+    words: tuple[frozenset[str], ...] = ()
+
+    @classmethod
+    def of(cls, texts: Sequence[str], vectors: np.ndarray) -> Held:
+        return cls(list(texts), np.asarray(vectors, np.float32).reshape(-1, DIM),
+                   tuple(frozenset(content_words(t)) for t in texts))
+
+
+def _share(words: set[str], others: Sequence[frozenset[str]]) -> np.ndarray:
+    """For each other text, the share of `words` it also has."""
+    if not words or not others:
+        return np.zeros(len(others), np.float32)
+    return np.asarray([len(words & o) / len(words) for o in others], np.float32)
+
+
+def _top(values: np.ndarray, k: int = 1) -> float:
+    if not len(values):
+        return 0.0
+    return float(np.sort(values)[-k]) if len(values) >= k else 0.0
+
+
+def _held_features(u: np.ndarray, a: np.ndarray, words: set[str], held: Held,
+                   earlier: np.ndarray, earlier_words: Sequence[frozenset[str]],
+                   restate: np.ndarray | None) -> list[float]:
+    """How much of the exchange the project or the session already has; with the
+    restatement head, how sure it is that the exchange repeats one held item."""
+    repeats = 0.0
+    if restate is not None and len(held.texts):
+        repeats = float(sigmoid(restate_pairs(u, a, words, held) @ restate).max())
+    cos_a = held.vectors @ a if len(held.texts) else np.zeros(0)
+    cos_u = held.vectors @ u if len(held.texts) else np.zeros(0)
+    share = _share(words, held.words)
+    said = earlier @ a if len(earlier) else np.zeros(0)
+    said_share = _share(words, earlier_words)
+    return [_top(cos_a), _top(cos_a, 2), _top(cos_u), _top(share), _top(cos_a + share),
+            _top(said), _top(said_share), _top(said + said_share), repeats]
+
+
+@dataclass(frozen=True)
+class SessionExchange:
+    user: str
+    reply: str
+
+
+def session_rows(exchanges: Sequence[SessionExchange], held: Held, embed_fn: EmbedFn,
+                 restate: np.ndarray | None = None) -> np.ndarray:
+    """One feature row per exchange of a session, in order: each reads the exchange, the
+    message after it and everything the session and the project held before it.
+    `restate`: the restatement head's weights (Head.restate)."""
+    n = len(exchanges)
+    if not n:
+        return np.zeros((0, n_features()), np.float32)
+    vectors = np.asarray(embed_fn([e.user for e in exchanges] + [e.reply for e in exchanges]),
+                         np.float32)
+    users, replies = vectors[:n], vectors[n:]
+    words = [frozenset(content_words(e.user + " " + e.reply)) for e in exchanges]
+    rows = []
+    seen = set().union(*held.words) if held.words else set()
+    for i, exchange in enumerate(exchanges):
+        next_user = exchanges[i + 1].user if i + 1 < n else ""
+        rows.append(np.concatenate([
+            users[i], replies[i],
+            np.asarray(_cues(exchange.user, exchange.reply), np.float32),
+            np.asarray(_held_features(users[i], replies[i], set(words[i]), held,
+                                      replies[:i], words[:i], restate), np.float32),
+            np.asarray(_around(exchange.user, exchange.reply, next_user, set(words[i]), seen),
+                       np.float32),
+            np.ones(1, np.float32),  # bias
+        ]))
+        seen |= words[i]
+    return np.stack(rows).astype(np.float32)
+
+
+def n_features() -> int:
+    return 2 * DIM + N_CUES + N_HELD + N_AROUND + 1
+
+
+# --- restatement: which held item an exchange repeats --------------------------------------
+
+def restate_pairs(user_vec: np.ndarray, reply_vec: np.ndarray, words: set[str],
+                  held: Held) -> np.ndarray:
+    """One row per held item: how closely the exchange repeats it."""
+    if not len(held.texts):
+        return np.zeros((0, 5), np.float32)
+    cos_a, cos_u = held.vectors @ reply_vec, held.vectors @ user_vec
+    share = _share(words, held.words)
+    back = np.asarray([len(words & o) / max(1, len(o)) for o in held.words], np.float32)
+    return np.stack([cos_a, cos_u, share, back, np.ones(len(held.texts))], axis=1
+                    ).astype(np.float32)
+
+
+# --- the weights --------------------------------------------------------------------------
+
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+
+
+def weights_path() -> Path:
+    return Path(str(resources.files("memsift.data").joinpath("keep_head.npz")))
+
+
+def provenance_path() -> Path:
+    return weights_path().with_suffix(".json")
+
+
+@dataclass(frozen=True)
+class Head:
+    """The trained weights: the keep head, the restatement head, their thresholds."""
+
+    keep: np.ndarray
+    restate: np.ndarray
+    keep_threshold: float = KEEP_THRESHOLD
+    restate_threshold: float = RESTATE_THRESHOLD
+
+    def keep_probability(self, rows: np.ndarray) -> np.ndarray:
+        return sigmoid(rows @ self.keep)
+
+    def restate_probability(self, pairs: np.ndarray) -> np.ndarray:
+        return sigmoid(pairs @ self.restate)
+
+
+def save(head: Head, path: Path | None = None) -> None:
+    np.savez(path or weights_path(), keep=head.keep, restate=head.restate,
+             thresholds=np.asarray([head.keep_threshold, head.restate_threshold]),
+             n_features=np.asarray(n_features()))
+
+
+@lru_cache(maxsize=1)
+def load_head(path: Path | None = None) -> Head:
+    with np.load(path or weights_path()) as data:
+        if int(data["n_features"]) != n_features():
+            raise ValueError("keep head was trained with other features; retrain it")
+        keep_t, restate_t = (float(v) for v in data["thresholds"])
+        return Head(data["keep"], data["restate"], keep_t, restate_t)
+
+
+def recorded_provenance() -> dict:
+    return json.loads(provenance_path().read_text(encoding="utf-8"))
+
+
+# --- the old hand-written set, kept as a check on wording of its own ---------------------
 
 @dataclass(frozen=True)
 class Exchange:
@@ -97,67 +271,8 @@ class Exchange:
     template: str = ""
 
 
-def load_exchanges(path: Path | None = None) -> list[Exchange]:
-    if path is None:
-        text = resources.files("memsift.data").joinpath("keep_exchanges.jsonl").read_text("utf-8")
-    else:
-        text = path.read_text(encoding="utf-8")
+def load_exchanges(name: str = "keep_exchanges_hand.jsonl") -> list[Exchange]:
+    text = resources.files("memsift.data").joinpath(name).read_text("utf-8")
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
     return [Exchange(r["user"], r["assistant"], int(r["keep"]), r.get("template", ""))
             for r in rows]
-
-
-def held_apart(exchange: Exchange) -> bool:
-    """The test part: whole templates (one in four), never seen in training."""
-    return zlib.crc32(exchange.template.encode()) % 4 == 0
-
-
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
-
-
-def train(exchanges: Iterable[Exchange]) -> np.ndarray:
-    """Full-batch gradient descent on the logistic loss, balanced classes."""
-    rows = list(exchanges)
-    x = np.stack([features(e.user, e.assistant) for e in rows])
-    y = np.asarray([e.keep for e in rows], dtype=np.float32)
-    positive = max(1.0, float(y.sum()))
-    weight_of = np.where(y == 1, len(y) / (2 * positive), len(y) / (2 * max(1.0, len(y) - positive)))
-    w = np.zeros(x.shape[1], dtype=np.float32)
-    for _ in range(EPOCHS):
-        error = (_sigmoid(x @ w) - y) * weight_of
-        w -= LEARNING_RATE * (x.T @ error / len(y) + L2 * w)
-    return w
-
-
-def weights_path() -> Path:
-    return Path(str(resources.files("memsift.data").joinpath("keep_head.npz")))
-
-
-def save(weights: np.ndarray, path: Path | None = None) -> None:
-    np.savez(path or weights_path(), weights=weights, hash_dim=HASH_DIM)
-
-
-@lru_cache(maxsize=1)
-def _load() -> np.ndarray:
-    with np.load(weights_path()) as data:
-        if int(data["hash_dim"]) != HASH_DIM:
-            raise ValueError("keep head was trained with another feature size; retrain it")
-        return data["weights"]
-
-
-def keep_probability(user: str, reply: str, weights: np.ndarray | None = None) -> float:
-    """Probability that this exchange is worth a note."""
-    w = _load() if weights is None else weights
-    return float(_sigmoid(np.asarray(features(user, reply) @ w)))
-
-
-def main() -> None:
-    """Retrain the head on the training part and write its weights."""
-    rows = [e for e in load_exchanges() if not held_apart(e)]
-    save(train(rows))
-    print(f"trained on {len(rows)} exchanges -> {weights_path()}")
-
-
-if __name__ == "__main__":
-    main()

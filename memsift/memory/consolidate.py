@@ -141,6 +141,12 @@ def record_session(project_root, settings, session_id: str, turns: Sequence[Turn
     return update_state(state_path(settings, project_root), lambda s: _queue(s, events))
 
 
+def queue_usage(project_root, settings, events: Sequence[dict[str, str]]) -> int:
+    """Queue usage verdicts from outside the audit log (the session end's restatements: an
+    exchange that repeats a note reinforces it). Idempotent by each event's key."""
+    return update_state(state_path(settings, project_root), lambda s: _queue(s, events))
+
+
 def _queue(state: dict[str, Any], events: Iterable[dict[str, str]]) -> int:
     seen = set(state["seen"])
     fresh = [e for e in events if e["key"] not in seen]

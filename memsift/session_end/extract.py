@@ -1,95 +1,147 @@
-"""The offline note: the sentences of an exchange that carry the choice and its reason.
+"""The offline note: the fact an exchange established, in one line, without the question.
 
-Never the raw exchange. Sentences are scored by cues that mark a reason, a rule or a fix
-("because", "instead of", "never", "the fix was", error names, measured numbers); the best
-ones are kept in their original order up to the note's length. A short first sentence of the
-reply usually states the answer itself ("Move to Postgres."), so it is kept when it fits.
+Composed from the sentences that carry it: the reply's sentences that state the choice and
+its reason, the constraint, the cause and the fix, the procedure (cue words, error names,
+names of files and services, measured numbers), with the filler around them dropped ("Nothing
+decided.", "Done:", "I'd say no:"). The question is never copied; the user's own words lead the
+note only when they state a constraint or a reason ("humans read only on the prd state",
+"never past the stable from six months ago"). A short instruction ("fix it") borrows the
+sentence of the reply before it that named the cause.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+from memsift.model.lexical import content_words
 
 CUES = {
     "because": 3, "so that": 3, "instead of": 3, "decided": 3, "the fix was": 4,
     "root cause": 4, "never": 3, "always": 2, "must": 3, "otherwise": 2, "only": 1,
-    "caused": 2, "since": 1, "so ": 1, "fixed": 2, "not yet": 2, "until": 1, "first": 1,
-    "then": 1, "fails": 2, "failed": 2, "don't": 2, "do not": 2, "keep ": 1, "use ": 1,
+    "caused": 2, "came from": 2, "since": 1, "so ": 1, "fixed": 2, "not yet": 2, "until": 1,
+    "first": 1, "then": 1, "fails": 2, "failed": 2, "don't": 2, "do not": 2, "keep ": 1,
+    "use ": 1, "now ": 1, "rule": 2, "from now on": 3, "per ": 1, "limit": 1, "can't": 2,
 }
-_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\berror\[\w+\]|SQLSTATE|\bOOM\b")
-_MEASURE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|MB|GB|%|seconds|minutes|rows)\b")
-_FILLER = re.compile(r"^(?:sure|okay|ok|no problem|great|looked into it|good question)"
-                     r"[.!]\s*", re.IGNORECASE)
-_ASIDE = re.compile(r"^(?:hey|hi|ok so|so|quick question|one more thing|also|btw)[,:]?\s+",
-                    re.IGNORECASE)
-MAX_LEAD_CHARS = 120  # the user's question leads the note when it is this short: the subject
-MIN_BODY_CHARS = 120  # but never at the cost of the reason
+_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\berror\[\w+\]|SQLSTATE|\bOOM\b|\b[A-Z]+\d{3,}\b")
+_MEASURE = re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:ms|s|MB|GB|%|seconds|minutes|rows|/min|€|\$)?")
+_NAME = re.compile(r"`[^`]+`|\b[\w-]+\.\w{2,4}\b|\b\w+_\w+\b|\b[A-Z][a-z]+[A-Z]\w*\b|"
+                   r"\b[a-z]+-[a-z]+\b|/\w[\w/.-]*")
+_FILLER_SENTENCE = re.compile(
+    r"(?i)^(?:(?:there'?s )?nothing (?:is |was |has been )?(?:decided|recorded|on record|"
+    r"in (?:memory|the notes)|i (?:have|know|can find))\b.*|"
+    r"(?:it'?s |that'?s )?not (?:decided|recorded)\b.*|no (?:note|decision|record)\b.*|"
+    r"(?:sure|okay|ok|done|yes|no|yep|nope|good (?:catch|question|call)|looked into it|"
+    r"agreed|right|makes sense|correct|glad it helped|de rien|you'?re welcome)[.!]?)$")
+_CONSTRAINT = re.compile(r"(?i)\b(?:only|never|always|must|don'?t|do not|no longer|not|no|"
+                         r"instead|rather|from now on|every|each|without|unless|until|"
+                         r"because|so that|want|rule|keep|stay)\b")
+_LEAD = re.compile(
+    r"(?i)^(?:(?:yes|no|yep|nope|sure|ok(?:ay)?|right|agreed|correct|done|good (?:catch|call)|"
+    r"nothing (?:decided|on record)(?: yet)?|not decided)[,.:;!]\s*|"
+    r"i'?d say (?:yes|no)[,.:;]?\s*|i (?:wouldn'?t|would not)[,.:;]\s*|"
+    r"(?:i'?d|i would|i'?ll|we'?d|let'?s|my suggestion:?|i suggest)\s+(?=[a-z]))")
+_USER_ASIDE = re.compile(
+    r"(?i)^(?:(?:ok(?:ay)?|so|hey|hi|alright|right|good|great|fine|cool|beleza|d'accord|"
+    r"parfait|bon|ja|genau|perfect|yes|yeah|ah|hmm|then|and|also|btw)[,.!:]?\s+)+|"
+    r"^(?:please\s+)?(?:do it|go ahead|ship it|like that|sounds good)[,.:!]?\s*")
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n+")
-SHORT_ANSWER_CHARS = 60  # a first sentence this short is the answer itself
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=[A-Z`\"'(\[])|\n+")
+SHORT_INSTRUCTION_WORDS = 3  # "fix it", "do that": the subject is in the reply before
+MIN_STATEMENT_WORDS = 4  # a user message with this many content words can state a constraint
+MAX_SENTENCES = 3
+SHORT_ANSWER_CHARS = 60  # a first sentence this short states the choice itself
 
 
 def sentences(text: str) -> list[str]:
     text = _CODE_BLOCK.sub(" ", text)
-    parts = [" ".join(p.split()) for p in _SENTENCE.split(text)]
-    cleaned = [_FILLER.sub("", p).lstrip("-*# ").strip() for p in parts]
-    return [p for p in cleaned if len(p) > 3]
+    parts = [" ".join(p.split()).lstrip("-*# ").strip() for p in _SENTENCE.split(text)]
+    return [p for p in parts if len(p) > 3 and not _FILLER_SENTENCE.match(p)]
+
+
+def _clean(sentence: str) -> str:
+    for _ in range(2):
+        sentence = _LEAD.sub("", sentence).strip()
+    return sentence[:1].upper() + sentence[1:] if sentence else ""
 
 
 def score(sentence: str) -> float:
     lowered = sentence.lower()
     value = sum(weight for cue, weight in CUES.items() if cue in lowered)
-    value += 3 * len(_ERROR.findall(sentence)) + len(_MEASURE.findall(sentence))
-    value += 0.5 if "`" in sentence or re.search(r"\w+\.\w{2,4}\b", sentence) else 0.0
-    return value
+    value += 3 * len(_ERROR.findall(sentence)) + 0.5 * len(_MEASURE.findall(sentence))
+    return value + len(_NAME.findall(sentence))
 
 
-def extractive_note(user: str, reply: str, limit: int = 300) -> str:
-    """The subject (the user's short question) and the reply's best sentences; the user's
-    words alone only when the reply has none."""
-    lead = _lead(user)
-    budget = limit - len(lead) - 3 if lead else limit
-    if budget < MIN_BODY_CHARS:
-        lead, budget = "", limit
-    body = _best_sentences(sentences(reply), budget)
-    if not body:
-        return _cut(lead or " ".join(sentences(user)), limit)
-    return f"{lead} — {body}" if lead else body
+def is_question(text: str) -> bool:
+    text = text.strip()
+    return text.endswith("?") or bool(re.match(
+        r"(?i)(?:what|why|how|which|who|where|when|should|can|could|do|does|did|is|are|was|"
+        r"will|would)\b", text))
 
 
-def _lead(user: str) -> str:
-    parts = sentences(_ASIDE.sub("", user.strip()))
-    if not parts or len(parts[0]) > MAX_LEAD_CHARS:
+def _statement(user: str) -> str:
+    """The user's message when it states something (not a question, not an aside)."""
+    stated = [s for s in sentences(user) if not is_question(s)]
+    text = _USER_ASIDE.sub("", " ".join(stated)).strip(" ,:;-")
+    if not text or len(content_words(text)) < MIN_STATEMENT_WORDS:
         return ""
-    first = parts[0]
-    return first[0].upper() + first[1:]
+    if not _CONSTRAINT.search(text):
+        return ""  # an instruction the reply carries out: the reply says what was done
+    return text[:1].upper() + text[1:]
 
 
-def _best_sentences(candidates: list[str], limit: int) -> str:
+def compose_fact(user: str, reply: str, before: Sequence[tuple[str, str]] = (),
+                 limit: int = 300) -> str:
+    """The note for an exchange worth keeping: the fact, in one line of at most `limit`."""
+    body = [_clean(s) for s in sentences(reply)]
+    body = [s for s in body if len(s) > 3]
+    lead = _statement(user)
+    if (not lead and before and not is_question(user)
+            and len(content_words(user)) <= SHORT_INSTRUCTION_WORDS):
+        cause = _best(sentences(before[-1][1]), 1)
+        lead = _clean(cause[0]) if cause else ""
+    if lead and body and _covered(lead, body):
+        lead = ""
+    chosen = _best(body, MAX_SENTENCES, limit - (len(lead) + 2 if lead else 0))
+    text = "; ".join(filter(None, [lead.rstrip(".;"), " ".join(chosen)]))
+    return _cut(text or " ".join(sentences(user)), limit).strip(" ;")
+
+
+def _covered(lead: str, body: Sequence[str]) -> bool:
+    """The reply already says what the user's words say."""
+    words = content_words(lead)
+    return bool(words) and len(words & content_words(" ".join(body))) >= 0.8 * len(words)
+
+
+def _best(candidates: Sequence[str], most: int, limit: int = 300) -> list[str]:
+    """The highest-scoring sentences that fit in `limit`, in their original order; the first
+    one always, cut if it must be, when nothing else fits."""
     if not candidates:
-        return ""
+        return []
     ranked = sorted(range(len(candidates)), key=lambda i: (-score(candidates[i]), i))
-    chosen: set[int] = set()
+    chosen: list[int] = []
     if len(candidates[0]) <= SHORT_ANSWER_CHARS and len(candidates) > 1:
-        chosen.add(0)
+        chosen.append(0)  # "Move to Postgres.": a short first sentence is the answer itself
     for rank, index in enumerate(ranked):
+        if index in chosen:
+            continue
         if rank and score(candidates[index]) <= 0:
-            break  # beyond the best sentence, only those that carry a reason or a rule
-        trial = chosen | {index}
-        if _length(candidates, trial) <= limit:
-            chosen = trial
-        if len(chosen) >= 3:
+            break  # beyond the best sentence, only those that carry something
+        if sum(len(candidates[i]) + 1 for i in chosen) + len(candidates[index]) <= limit:
+            chosen.append(index)
+        if len(chosen) >= most:
             break
     if not chosen:
-        return _cut(candidates[ranked[0]], limit)
-    return " ".join(candidates[i] for i in sorted(chosen))
-
-
-def _length(candidates: list[str], chosen: set[int]) -> int:
-    return sum(len(candidates[i]) for i in chosen) + len(chosen) - 1
+        return [_cut(candidates[ranked[0]], limit)]
+    return [candidates[i] for i in sorted(chosen)]
 
 
 def _cut(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+def extractive_note(user: str, reply: str, limit: int = 300) -> str:
+    """compose_fact without the turns before (kept for callers that have only the pair)."""
+    return compose_fact(user, reply, (), limit)
