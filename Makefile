@@ -47,6 +47,13 @@ tmux:
 	  || (apt-get update -qq && apt-get install -y -qq tmux >/dev/null) \
 	  || echo "tmux could not be installed: the terminal test will be skipped"
 
+# The session-end keep decision (docs/session-end.md), trained on corpus/ with numpy alone:
+# writes memsift/data/keep_head.npz and its provenance, keep_head.json. Not part of `make
+# test`; a few minutes, most of them embedding the corpus once (cached under .cache/).
+.PHONY: train-keep
+train-keep: setup
+	$(BIN)/python -m memsift.judge.train_keep
+
 lint: setup
 	$(BIN)/ruff check memsift tests
 
