@@ -1,0 +1,106 @@
+"""The labelled corpus (corpus/ at the repository's root) as training examples.
+
+Training and its benchmarks only; never on the prompt path. A session becomes one Turn per
+message, with what the judge sees at run time: the message, the turns before it, the
+project's notes and passages; and what it should decide: the kind, the items that answer,
+the same-subject items that do not, whether the exchange is worth keeping and as what fact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO / "corpus" / "sessions"
+OWN_SESSIONS = REPO / "bench" / "sessions"  # labelled like the corpus, without keep labels
+CONTEXT_TURNS = 2  # the turns before a message the judge reads with it
+
+
+@dataclass(frozen=True)
+class Item:
+    id: str
+    text: str
+    source: str  # "notes" | "longterm"
+    written: str = ""
+
+
+@dataclass
+class Turn:
+    session: str
+    project: str
+    split: str
+    index: int
+    user: str
+    assistant: str
+    kind: str
+    expect: frozenset[str]
+    near: frozenset[str]
+    keep: bool | None
+    fact: str
+    restates: frozenset[str]
+    before: list[tuple[str, str]] = field(default_factory=list)  # (user, assistant), oldest first
+    items: list[Item] = field(default_factory=list)  # the project's notes and passages
+
+    @property
+    def context(self) -> str:
+        """The turn before, exactly as the judge reads it at run time (features.context_of)."""
+        from memsift.judge.features import context_of
+
+        roles = [(role, text) for user, assistant in self.before
+                 for role, text in (("user", user), ("assistant", assistant))]
+        return context_of(roles)
+
+
+def session_files(roots: Iterable[Path] = (CORPUS,)) -> list[Path]:
+    files: list[Path] = []
+    for root in roots:
+        files += sorted(root.glob("*/*.json")) + sorted(root.glob("*.json"))
+    return files
+
+
+def split_of(data: dict) -> str:
+    """The session's own split; sessions without one (bench/sessions) are split by a hash of
+    their project, so a project never sits on both sides."""
+    if data.get("split") in ("train", "val"):
+        return data["split"]
+    project = data.get("project") or data["name"]
+    return "val" if int(hashlib.sha256(project.encode()).hexdigest(), 16) % 5 == 0 else "train"
+
+
+def read_session(path: Path) -> list[Turn]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    items = ([Item(n["id"], n["text"], "notes", n.get("written", "")) for n in data["notes"]]
+             + [Item(m["id"], m["text"], "longterm", m.get("written", ""))
+                for m in data["memory"]])
+    project = data.get("project") or data["name"]
+    split = split_of(data)
+    turns: list[Turn] = []
+    history: list[tuple[str, str]] = []
+    for index, raw in enumerate(data["turns"]):
+        turns.append(Turn(
+            session=data["name"], project=project, split=split, index=index,
+            user=raw["user"], assistant=raw["assistant"], kind=raw["kind"],
+            expect=frozenset(raw.get("expect", [])), near=frozenset(raw.get("near", [])),
+            keep=raw.get("keep"), fact=raw.get("fact", ""),
+            restates=frozenset(raw.get("restates", [])),
+            before=history[-CONTEXT_TURNS:], items=items))
+        history.append((raw["user"], raw["assistant"]))
+    return turns
+
+
+def read_corpus(roots: Iterable[Path] = (CORPUS,)) -> Iterator[Turn]:
+    for path in session_files(roots):
+        yield from read_session(path)
+
+
+def corpus_hash(roots: Iterable[Path] = (CORPUS,)) -> str:
+    """sha256 over the session files' paths and bytes: the data a model was trained on."""
+    digest = hashlib.sha256()
+    for path in session_files(roots):
+        digest.update(str(path.relative_to(REPO)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
