@@ -25,3 +25,33 @@ def test_the_demo_replays_every_message_and_leaves_the_users_memory_alone(tmp_pa
     assert all(r["wait_s"] > 0 for r in rows)
     assert os.environ["MEMSIFT_HOME"] == str(isolated_env)  # restored after the demo
     assert read_audit(5) == []  # nothing written to the user's own home
+
+
+def test_every_sample_message_says_what_it_should_get():
+    sample = load_sample()
+    ids = {n["id"] for n in sample["notes"]} | {m["id"] for m in sample["memory"]}
+    assert all(set(t["expect"]) <= ids for t in sample["turns"])
+    assert sum(1 for t in sample["turns"] if t["expect"]) == 5
+
+
+def test_the_demo_as_json_tells_the_truth_per_message(tmp_path, capsys, isolated_env):
+    """The JSON is stdout alone, and each row's verdict follows from what it got and should
+    get; the summary counts them (how many the offline judge answers is the benchmark's to
+    report, not this test's)."""
+    import json
+
+    rows = run_demo(tmp_path / "demo", as_json=True)
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["rows"] == rows
+    for row in rows:
+        got = {i["id"] for i in row["items"]}
+        if row["expect"]:
+            assert row["verdict"] == ("answered" if got & set(row["expect"]) else
+                                      "wrong" if got else "missed")
+        else:
+            assert row["verdict"] == ("for nothing" if got else "silent")
+    summary = printed["summary"]
+    assert summary["answerable"] == 5 and summary["messages"] == len(rows)
+    assert summary["answered"] + summary["missed"] + summary["wrong"] == 5
+    assert summary["answered"] == sum(r["verdict"] == "answered" for r in rows)
+    assert summary["silent"] + summary["for_nothing"] == 3

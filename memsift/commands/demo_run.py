@@ -36,22 +36,22 @@ def load_sample(folder: Path = SAMPLE_DIR) -> dict:
             "memory": memory, "turns": session["turns"], "name": session.get("name", "sample")}
 
 
-def run_demo(home: Path | None = None) -> list[dict]:
-    """Replay the sample session; prints the table and returns its rows."""
+def run_demo(home: Path | None = None, as_json: bool = False) -> list[dict]:
+    """Replay the sample session; prints the table (or JSON) and returns its rows."""
     sample = load_sample()
     if home is not None:
-        return _replay(sample, Path(home))
+        return _replay(sample, Path(home), as_json)
     with tempfile.TemporaryDirectory(prefix="memsift-demo-") as tmp:
-        return _replay(sample, Path(tmp))
+        return _replay(sample, Path(tmp), as_json)
 
 
-def _replay(sample: dict, home: Path) -> list[dict]:
+def _replay(sample: dict, home: Path, as_json: bool = False) -> list[dict]:
     from rich.console import Console
     from rich.status import Status
 
     from memsift.bench.replay import Transcript, memsift_home, prepare, run_hook
 
-    console = Console()
+    console = Console(stderr=as_json)  # with --json, stdout holds the JSON alone
     rows = []
     with memsift_home(home / "home"), Status("importing the sample project...",
                                              console=console) as status:
@@ -64,9 +64,12 @@ def _replay(sample: dict, home: Path) -> list[dict]:
             transcript.user(turn["user"])
             added, wait = run_hook(turn["user"], transcript, index, env)
             transcript.assistant(turn.get("assistant", ""))
-            rows.append(_row(turn["user"], added, wait))
-    console.print(_table(rows))
-    console.print(f"[dim]{_summary(rows)}[/dim]")
+            rows.append(_row(turn["user"], added, wait, turn.get("expect", [])))
+    if as_json:
+        print(json.dumps({"rows": rows, "summary": summary(rows)}, indent=1))
+    else:
+        console.print(_table(rows))
+        console.print(f"[dim]{_summary(rows)}[/dim]")
     return rows
 
 
@@ -76,14 +79,23 @@ def _fresh(home: Path) -> Path:
     return folder
 
 
-def _row(message: str, added: str, wait: float) -> dict:
+def _row(message: str, added: str, wait: float, expect: list[str]) -> dict:
+    """One message: what it should get (the sample's labels), what it got, and the verdict:
+    "answered", "missed" (an answer was there, nothing of it added), "wrong" (something else
+    added), "silent" (nothing needed, nothing added) or "for nothing"."""
     from memsift.audit import read_audit
 
     last = read_audit(1)
     decision = last[0] if last else {}
-    return {"message": message, "kind": decision.get("kind", "?"),
-            "items": decision.get("added", []), "added": added, "chars": len(added),
-            "wait_s": wait}
+    items = decision.get("added", [])
+    got = {i["id"] for i in items}
+    if expect:
+        verdict = "answered" if got & set(expect) else ("wrong" if got else "missed")
+    else:
+        verdict = "for nothing" if got else "silent"
+    return {"message": message, "kind": decision.get("kind", "?"), "expect": list(expect),
+            "items": items, "added": added, "chars": len(added), "wait_s": wait,
+            "verdict": verdict}
 
 
 def _table(rows: list[dict]):
@@ -94,11 +106,17 @@ def _table(rows: list[dict]):
                   show_lines=True)
     table.add_column("message", overflow="fold", max_width=40)
     table.add_column("kind")
+    table.add_column("should get")
     table.add_column("added to the prompt", overflow="fold")
+    table.add_column("verdict")
     table.add_column("wait", justify="right")
+    colours = {"answered": "green", "silent": "green", "missed": "yellow", "wrong": "red",
+               "for nothing": "red"}
     for row in rows:
-        table.add_row(escape(_short(row["message"])), row["kind"], _added(row),
-                      f"{row['wait_s']:.2f} s")
+        should = ", ".join(row["expect"]) or "[dim]nothing[/dim]"
+        verdict = f"[{colours[row['verdict']]}]{row['verdict']}[/]"
+        table.add_row(escape(_short(row["message"])), row["kind"], should, _added(row),
+                      verdict, f"{row['wait_s']:.2f} s")
     return table
 
 
@@ -115,9 +133,19 @@ def _short(text: str) -> str:
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
 
 
-def _summary(rows: list[dict]) -> str:
-    added = sum(1 for r in rows if r["items"])
+def summary(rows: list[dict]) -> dict:
     waits = [r["wait_s"] for r in rows]
-    mean = sum(waits) / len(waits) if waits else 0.0
-    return (f"{added} of {len(rows)} messages got memory, {sum(r['chars'] for r in rows)} "
-            f"characters in all; mean wait {mean:.2f} s per message, process start included.")
+    verdicts = [r["verdict"] for r in rows]
+    return {"messages": len(rows), "answerable": sum(1 for r in rows if r["expect"]),
+            "answered": verdicts.count("answered"), "missed": verdicts.count("missed"),
+            "wrong": verdicts.count("wrong"), "for_nothing": verdicts.count("for nothing"),
+            "silent": verdicts.count("silent"), "chars": sum(r["chars"] for r in rows),
+            "wait_mean_s": round(sum(waits) / len(waits), 3) if waits else 0.0}
+
+
+def _summary(rows: list[dict]) -> str:
+    s = summary(rows)
+    return (f"{s['answered']} of {s['answerable']} answerable messages got their answer "
+            f"({s['missed']} missed, {s['wrong']} wrong); {s['for_nothing']} of "
+            f"{s['messages'] - s['answerable']} others got something; {s['chars']} characters "
+            f"in all; mean wait {s['wait_mean_s']:.2f} s per message, process start included.")

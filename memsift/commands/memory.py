@@ -84,12 +84,13 @@ def _print_rows(rows) -> None:
 @click.command("demo")
 @click.option("--home", type=click.Path(file_okay=False, path_type=Path),
               help="Keep the demo's memory here (default: a temporary folder, removed after).")
-def demo_command(home: Path | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the rows and the summary as JSON.")
+def demo_command(home: Path | None, as_json: bool) -> None:
     """Replay a short sample session on a sample project through the real hook, and show per
-    message its kind, what memory added, and the wait."""
+    message its kind, what it should get, what memory added, the verdict and the wait."""
     from memsift.commands.demo_run import run_demo
 
-    run_demo(home)
+    run_demo(home, as_json=as_json)
 
 
 COMMANDS = [import_command, search_command, demo_command]
