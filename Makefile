@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CACHE := .cache
 
-.PHONY: setup demo test test-fast lint clean clis cognee-venv tmux
+.PHONY: setup demo test test-fast lint clean clis cognee-venv tmux train train-cross
 
 $(BIN)/memsift: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,23 @@ tmux:
 	@command -v tmux >/dev/null || apt-get install -y -qq tmux >/dev/null \
 	  || (apt-get update -qq && apt-get install -y -qq tmux >/dev/null) \
 	  || echo "tmux could not be installed: the terminal test will be skipped"
+
+# Training the local judge on corpus/ (docs/decision-model.md): JAX on the CPU, in its own venv
+# so memsift's install stays numpy-only. Not part of `make test`; about 45 minutes in all on a
+# quiet 2-core machine. train-cross writes memsift/data/cross_encoder.npz, then train the
+# heads stacked on it (memsift/data/judge_local.npz); each writes its provenance beside it.
+TRAIN_VENV := $(CACHE)/train-venv
+$(TRAIN_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(TRAIN_VENV)
+	$(TRAIN_VENV)/bin/pip install --quiet jax==0.10.2 jaxlib==0.10.2 optax==0.2.8
+	$(TRAIN_VENV)/bin/pip install --quiet -e .
+	touch $@
+
+train-cross: $(TRAIN_VENV)/.installed
+	$(TRAIN_VENV)/bin/python -m memsift.training.cross
+
+train: $(TRAIN_VENV)/.installed
+	$(TRAIN_VENV)/bin/python -m memsift.training.judge
 
 # The session-end keep decision (docs/session-end.md), trained on corpus/ with numpy alone:
 # writes memsift/data/keep_head.npz and its provenance, keep_head.json. Not part of `make

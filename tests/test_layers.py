@@ -17,7 +17,7 @@ LAYERS = {
     "memory": 2, "longterm": 2,
     "judge": 3, "services": 3,
     "prompt": 4, "session_end": 4,
-    "commands": 5, "bench": 5,
+    "commands": 5, "bench": 5, "training": 5,
 }
 ENTRY_POINTS = {"memsift.hook", "memsift.cli", "memsift.__main__"}
 STAGES = {"prompt", "session_end"}

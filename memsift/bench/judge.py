@@ -2,7 +2,9 @@
 
 Prints 11-way kind accuracy and search/no-search accuracy on the "test" rows of kinds.jsonl
 (never fitted), the item-score AUC and F1 at the threshold on held-out pairs, the worth-keeping
-accuracy, the fresh-process wall time of one judged message, and the install footprint.
+accuracy, the same judge on the labelled corpus's validation sessions (kinds in context, AUC
+of answers against same-subject items, reminders found and added for nothing), the
+fresh-process wall time of one judged message, and the install footprint.
 """
 
 from __future__ import annotations
@@ -78,6 +80,54 @@ def pair_report() -> dict:
             "non_answers_kept": float(kept[y == 0].mean())}
 
 
+def corpus_report(heads_file: Path | None = None) -> dict:
+    """The shipped heads on the corpus's validation sessions (projects never trained on), read
+    as the prompt path reads them: each message with its session's turns before it, the
+    nearest notes and passages scored per group by LocalJudge, the cascade's policy on top
+    (train_judge.decide). Empty when the corpus is not beside the package (a wheel install)."""
+    from memsift.judge.corpus import CORPUS, read_corpus
+    from memsift.judge.local import LocalJudge
+    from memsift.model.embed import embed
+    from memsift.model.lexical import rerank
+    from memsift.training.judge import auc_against_near, decide, notes_of
+
+    turns = [t for t in read_corpus((CORPUS,)) if t.split == "val"] if CORPUS.exists() else []
+    if not turns:
+        return {}
+    judge = LocalJudge(heads_file) if heads_file else LocalJudge()
+    item_vectors: dict[str, np.ndarray] = {}
+    kinds, scores, where, right, search_right = [], [], [], 0, 0
+    for n, turn in enumerate(turns):
+        if turn.session not in item_vectors:
+            item_vectors[turn.session] = embed([i.text for i in turn.items])
+        vectors = item_vectors[turn.session]
+        judge.set_turns([(role, text) for user, reply in turn.before
+                         for role, text in (("user", user), ("assistant", reply))])
+        probs = judge.kind(turn.user)
+        kinds.append(probs)
+        right += max(probs, key=probs.get) == turn.kind
+        search_right += (needs_search(probs) >= 0.5) == (turn.kind in SEARCH_KINDS)
+        message = judge.embed_message(turn.user)
+        notes = notes_of(turn)
+        for source, keep in (("notes", 12), ("longterm", 16)):
+            rows = [k for k, i in enumerate(turn.items) if (i.id in notes) == (source == "notes")]
+            if not rows:
+                continue
+            texts = [turn.items[k].text for k in rows]
+            picked = [rows[j] for j in rerank(turn.user, texts, vectors[rows] @ message, keep)]
+            got = judge.score_vectors(message, vectors[picked], turn.user,
+                                      [turn.items[k].text for k in picked])
+            scores += got
+            where += [(n, turn.items[k].id) for k in picked]
+    search_p = np.asarray([needs_search(p) for p in kinds])
+    counts = decide(turns, np.asarray(scores), where, search_p, judge.threshold())
+    return {"corpus_turns": len(turns), "corpus_kind_accuracy": right / len(turns),
+            "corpus_search_accuracy": search_right / len(turns),
+            "corpus_item_auc_near": auc_against_near(turns, np.asarray(scores), where),
+            "corpus_found": counts["found"], "corpus_needs": counts["need"],
+            "corpus_for_nothing": counts["for_nothing"], "corpus_nothing": counts["nothing"]}
+
+
 def worth_report() -> dict:
     from memsift.judge.local import LocalJudge
     from memsift.judge.train_kinds import read_jsonl
@@ -145,8 +195,8 @@ def _size(path) -> int:
 
 
 def main(as_json: bool = False) -> None:
-    report = {**kind_report(), **pair_report(), **worth_report(), **fresh_process_report(),
-              **install_report()}
+    report = {**kind_report(), **pair_report(), **worth_report(), **corpus_report(),
+              **fresh_process_report(), **install_report()}
     if as_json:
         print(json.dumps(report, indent=2))
         return
@@ -165,6 +215,15 @@ def _print_table(r: dict) -> None:
     line(f"kept at threshold {r['threshold']:.2f}: answers", f"{r['answers_kept']:.3f}")
     line("kept at threshold: non-answers", f"{r['non_answers_kept']:.3f}")
     line(f"worth keeping accuracy ({r['worth_rows']} held out)", f"{r['worth_accuracy']:.3f}")
+    if r.get("corpus_turns"):
+        line(f"corpus validation ({r['corpus_turns']} turns): kinds",
+             f"{r['corpus_kind_accuracy']:.3f}")
+        line("  search / no search", f"{r['corpus_search_accuracy']:.3f}", ">= 0.90")
+        line("  item AUC, answer vs same subject (near)", f"{r['corpus_item_auc_near']:.3f}")
+        line("  reminders found", f"{r['corpus_found']}/{r['corpus_needs']}",
+             f"{r['corpus_found'] / max(1, r['corpus_needs']):.0%}, >= 60%")
+        line("  added for nothing", f"{r['corpus_for_nothing']}/{r['corpus_nothing']}",
+             f"{r['corpus_for_nothing'] / max(1, r['corpus_nothing']):.1%}, <= 6%")
     line(f"fresh process, one judged message (n={r['fresh_runs']})",
          f"p50 {r['fresh_p50_ms']:.0f} ms", f"p95 {r['fresh_p95_ms']:.0f} ms, p50 <= 250 ms")
     line("  same, CPU time (user + system)", f"p50 {r['fresh_cpu_p50_ms']:.0f} ms",

@@ -82,7 +82,7 @@ def measure(n: int, workdir: Path) -> dict:
 
 # The long prompt: a question, then a pasted test log, as people paste into coding agents.
 LONG_PROMPT_CHARS = 99_000
-QUESTION = "where did I leave the refunds branch on friday? the tests below fail"
+QUESTION = "where did I leave the feat/refunds branch? the tests below fail"
 EXPECTED_NOTE = "n04"  # the sample note that answers it
 LOG_LINE = ("2026-11-30 09:14:{s:02d},{ms:03d} DEBUG tests/integration/test_refunds.py::"
             "test_refund_{n} waiting for database at localhost:5433 (attempt {n})\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -94,3 +95,79 @@ def worth_features(text: str) -> np.ndarray:
     lowered = text.strip().lower()
     cues = [1.0 if rx.search(lowered) else 0.0 for rx in _WORTH_RES]
     return np.asarray(cues + [math.log1p(len(lowered.split())) / 3.0], dtype=np.float32)
+
+
+# --- the message in its context (the corpus-trained heads) ---------------------------------
+
+CONTEXT_CHARS = 1200  # the turn before, as embedded: MiniLM reads 256 tokens of it at most
+CONTEXT_SCALE = 0.5  # the turn before weighs half the message in the kind head
+
+
+def context_of(turns: Sequence[tuple[str, str]]) -> str:
+    """The exchange before the message, as the judge reads it: the last user message and the
+    agent's reply to it. `turns` are (role, text), oldest first, the message itself excluded."""
+    assistant = user = ""
+    for role, text in reversed(turns):
+        if role == "assistant" and not assistant and not user:
+            assistant = text
+        elif role == "user":
+            user = text
+            break
+    if not (user or assistant):
+        return ""
+    return f"{user}\n{assistant}".strip()[:CONTEXT_CHARS]
+
+
+def with_context(message: str, context: str) -> str:
+    """The text whose embedding is "the message as the conversation means it"."""
+    return f"{message}\n{context}" if context else message
+
+
+def kind_context_features(message: str, message_vec: np.ndarray,
+                          context_vec: np.ndarray | None) -> np.ndarray:
+    """The kind head's input: the message, the turn before (zeros when there is none) and
+    the cue features."""
+    has = context_vec is not None
+    ctx = context_vec if has else np.zeros_like(message_vec)
+    return np.concatenate([message_vec * EMBED_SCALE, ctx * EMBED_SCALE * CONTEXT_SCALE,
+                           kind_features(message), [1.0 if has else 0.0]]).astype(np.float32)
+
+
+ITEM_BASE_FEATURES = ("cos_message", "cos_with_context", "cos_context", "bm25_message",
+                      "bm25_context", "rank_message", "rank_with_context", "gap_message",
+                      "gap_with_context", "has_context", "pair_head")
+
+
+def item_matrix(message: str, context: str, kind_probs: np.ndarray, texts: Sequence[str],
+                vectors: np.ndarray, message_vec: np.ndarray,
+                with_context_vec: np.ndarray, context_vec: np.ndarray | None,
+                pair_head: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """One row per candidate item of one group (the nearest notes, or the passages the search
+    returned): how it relates to the message, to the message read with the turn before, and
+    to the other candidates of its group (rank, gap to the best), the pair cues and the
+    message's kind probabilities, and the hand-fitted pair head's own probability (trained on
+    short hand-written notes, where the corpus's passages are long: without it a short note
+    that answers sank under a long one on the same subject). No length feature: it learned
+    that answers are the longer texts. (Elementwise products of the vectors, 768 more columns,
+    let the head memorise its training sessions: validation AUC against same-subject items
+    fell from 0.83 to 0.79 with them.)"""
+    from memsift.model.lexical import bm25
+
+    n = len(texts)
+    vectors = np.asarray(vectors, np.float32)
+    ctx_vec = context_vec if context_vec is not None else np.zeros_like(message_vec)
+    cos_m, cos_mc, cos_c = vectors @ message_vec, vectors @ with_context_vec, vectors @ ctx_vec
+    bm_m = bm25(message, texts)
+    bm_c = bm25(context, texts) if context else np.zeros(n, np.float32)
+    rank_m = 1.0 / (1.0 + np.argsort(np.argsort(-cos_m)))
+    rank_mc = 1.0 / (1.0 + np.argsort(np.argsort(-cos_mc)))
+    base = np.stack([
+        cos_m, cos_mc, cos_c, bm_m / (bm_m.max() + 1e-6), bm_c / (bm_c.max() + 1e-6),
+        rank_m, rank_mc, cos_m.max() - cos_m, cos_mc.max() - cos_mc,
+        np.full(n, 1.0 if context else 0.0),
+    ], axis=1)
+    cues = np.vstack([pair_features(float(c), message, t) for c, t in zip(cos_m, texts)])
+    logits = cues @ pair_head[0] + pair_head[1]
+    old = 1.0 / (1.0 + np.exp(logits[:, 0] - logits[:, 1]))
+    kinds = np.repeat(np.asarray(kind_probs, np.float32)[None, :], n, axis=0)
+    return np.hstack([base, old[:, None], cues, kinds]).astype(np.float32)

@@ -1,0 +1,208 @@
+"""Fine-tune the cross-encoder (memsift/model/cross.py) on the labelled corpus, with JAX on CPU.
+
+    make train-cross   # or: python -m memsift.training.cross [--steps N] [--out FILE]
+
+Starts from all-MiniLM-L6-v2's own first LAYERS layers (the weights the embedding model
+ships), keeps its word embeddings frozen, and trains the layers and a head on [CLS] with
+binary cross-entropy on the mean of the last layer: for every train turn (the projects training/judge.py holds apart to tune
+its thresholds and the stacking excluded), the candidates the cascade would judge (the
+nearest notes and passages), the items that answer it (1) and the same-subject items that do
+not (0). Writes fp16 weights, and their provenance beside them in cross_encoder.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from memsift.judge.corpus import CORPUS, Turn, corpus_hash, read_corpus
+from memsift.model.cross import CROSS_FILE, pair_ids
+from memsift.model.embed import DIM, HEADS, LN_EPS, get_model
+
+LAYERS = 3  # half of MiniLM: ~130 ms for 8 pairs in a hook process, where 6 layers take ~270
+PER_GROUP = 3  # nearest candidates per group besides the labelled ones
+STEPS = 1100
+BATCH = 16
+LR = 1e-4  # the layers'
+HEAD_LR = 1e-3  # the head starts at zero: at the layers' rate it took 300 steps to learn the prior
+WARMUP = 100
+WEIGHT_DECAY = 0.01
+POSITIVE_WEIGHT = 2.0
+BUCKETS = (64, 96, 128)  # padded lengths: one compiled step each
+SEED = 0
+
+
+def previous_reply(turn: Turn) -> str:
+    return turn.before[-1][1] if turn.before else ""
+
+
+def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
+    from memsift.training.judge import Vectors, candidates, texts_of
+
+    vectors = Vectors()
+    vectors.fill(texts_of(turns))
+    out = []
+    for turn in turns:
+        picked: dict[str, object] = {}
+        for group in candidates(turn, vectors):
+            for item in group[:PER_GROUP]:
+                picked[item.id] = item
+        for item in turn.items:
+            if item.id in turn.expect or item.id in turn.near:
+                picked[item.id] = item
+        context = previous_reply(turn)
+        for item in picked.values():
+            ids, types = pair_ids(turn.user, context, item.text)
+            out.append((ids, types, 1.0 if item.id in turn.expect else 0.0))
+    return out
+
+
+def initial_params() -> dict[str, np.ndarray]:
+    base = get_model().weights
+    keep = ("embeddings.position_embeddings.weight", "embeddings.token_type_embeddings.weight",
+            "embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias")
+    params = {k: np.asarray(base[k], np.float32) for k in keep}
+    for name, value in base.items():
+        if name.startswith("encoder.layer.") and int(name.split(".")[2]) < LAYERS:
+            params[name] = np.asarray(value, np.float32)
+    params["head.weight"] = np.zeros((DIM, 1), np.float32)
+    params["head.bias"] = np.zeros(1, np.float32)
+    return params
+
+
+def forward(params, words, types, mask):
+    """The same computation as cross.CrossEncoder.score_ids, in JAX."""
+    import jax
+    import jax.numpy as jnp
+
+    def norm(x, name):
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / jnp.sqrt(var + LN_EPS) * params[name + ".weight"] + params[name + ".bias"]
+
+    def linear(x, name):
+        return x @ params[name + ".weight"] + params[name + ".bias"]
+
+    n, length = types.shape
+    x = (words + params["embeddings.position_embeddings.weight"][:length]
+         + params["embeddings.token_type_embeddings.weight"][types])
+    x = norm(x, "embeddings.LayerNorm")
+    bias = ((1.0 - mask) * -1e9)[:, None, None, :]
+    head_dim = DIM // HEADS
+    for layer in range(LAYERS):
+        p = f"encoder.layer.{layer}."
+
+        def heads(name, x=x, p=p):
+            return linear(x, p + "attention.self." + name).reshape(
+                n, length, HEADS, head_dim).transpose(0, 2, 1, 3)
+
+        q, k, v = heads("query"), heads("key"), heads("value")
+        scores = (q @ k.transpose(0, 1, 3, 2)) * head_dim ** -0.5 + bias
+        context = (jax.nn.softmax(scores, -1) @ v).transpose(0, 2, 1, 3).reshape(n, length, DIM)
+        x = norm(linear(context, p + "attention.output.dense") + x, p + "attention.output.LayerNorm")
+        inner = jax.nn.gelu(linear(x, p + "intermediate.dense"), approximate=False)
+        x = norm(linear(inner, p + "output.dense") + x, p + "output.LayerNorm")
+    pooled = (x * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+    return (pooled @ params["head.weight"] + params["head.bias"])[:, 0]
+
+
+def batch_arrays(rows, word_q, word_scale):
+    length = next(b for b in BUCKETS if b >= max(len(r[0]) for r in rows))
+    ids = np.zeros((len(rows), length), np.int64)
+    types = np.zeros((len(rows), length), np.int64)
+    mask = np.zeros((len(rows), length), np.float32)
+    for row, (tokens, kinds, _) in enumerate(rows):
+        ids[row, :len(tokens)] = tokens
+        types[row, :len(kinds)] = kinds
+        mask[row, :len(tokens)] = 1.0
+    words = word_q[ids].astype(np.float32) * word_scale[ids]
+    labels = np.asarray([r[2] for r in rows], np.float32)
+    return words, types, mask, labels
+
+
+def train(steps: int = STEPS, out: Path = CROSS_FILE, corpus_root: Path = CORPUS) -> dict:
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    started = time.time()
+    turns = list(read_corpus((corpus_root,)))
+    from memsift.training.judge import tune_project
+
+    rows = examples([t for t in turns if t.split == "train" and not tune_project(t.project)])
+    print(f"pairs: {len(rows)}, answers {int(sum(r[2] for r in rows))}", flush=True)
+    model = get_model()
+    params = {k: jnp.asarray(v) for k, v in initial_params().items()}
+    schedule = optax.join_schedules([optax.linear_schedule(0.0, LR, WARMUP),
+                                     optax.linear_schedule(LR, 0.0, max(1, steps - WARMUP))],
+                                    [WARMUP])
+    head_schedule = optax.join_schedules(
+        [optax.linear_schedule(0.0, HEAD_LR, WARMUP),
+         optax.linear_schedule(HEAD_LR, 0.0, max(1, steps - WARMUP))], [WARMUP])
+    opt = optax.multi_transform(
+        {"layers": optax.adamw(schedule, weight_decay=WEIGHT_DECAY),
+         "head": optax.adamw(head_schedule, weight_decay=0.0)},
+        {k: ("head" if k.startswith("head.") else "layers") for k in params})
+    state = opt.init(params)
+
+    def loss(p, words, types, mask, labels):
+        logits = forward(p, words, types, mask)
+        weight = jnp.where(labels > 0.5, POSITIVE_WEIGHT, 1.0)
+        return jnp.mean(weight * optax.sigmoid_binary_cross_entropy(logits, labels))
+
+    @jax.jit
+    def step(p, s, words, types, mask, labels):
+        value, grads = jax.value_and_grad(loss)(p, words, types, mask, labels)
+        updates, s = opt.update(grads, s, p)
+        return optax.apply_updates(p, updates), s, value
+
+    rng = np.random.default_rng(SEED)
+    order = rng.permutation(len(rows))
+    running = 0.0
+    for number in range(steps):
+        start = (number * BATCH) % len(rows)
+        chunk = [rows[i] for i in order[start:start + BATCH]]
+        if len(chunk) < BATCH:
+            order = rng.permutation(len(rows))
+            chunk = [rows[i] for i in order[:BATCH]]
+        arrays = batch_arrays(chunk, model.word_q, model.word_scale)
+        params, state, value = step(params, state, *arrays)
+        running = 0.98 * running + 0.02 * float(value) if number else float(value)
+        if number % 50 == 0 or number == steps - 1:
+            print(f"  step {number}/{steps} loss {running:.4f} "
+                  f"({time.time() - started:.0f} s)", flush=True)
+        if number % 300 == 299:
+            save(params, out)
+    save(params, out)
+    record = {"command": f"python -m memsift.training.cross --steps {steps}",
+              "date": datetime.now(UTC).isoformat(timespec="seconds"),
+              "corpus_sha256": corpus_hash((corpus_root,)),
+              "weights_sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
+              "layers": LAYERS, "steps": steps, "pairs": len(rows),
+              "seconds": round(time.time() - started)}
+    out.with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return record
+
+
+def save(params, out: Path) -> None:
+    arrays = {k: np.asarray(v, np.float16) for k, v in params.items()}
+    arrays["layers"] = np.asarray(LAYERS)
+    with open(out, "wb") as handle:
+        np.savez(handle, **arrays)
+
+
+def main(argv: list[str]) -> int:
+    steps = int(argv[argv.index("--steps") + 1]) if "--steps" in argv else STEPS
+    out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else CROSS_FILE
+    print(json.dumps(train(steps, out), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,71 @@
+"""The local judge's trained weights: the ones their provenance records (data, command, hash),
+loaded by numpy alone, and deciding known cases the way the corpus taught them."""
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from memsift.judge.corpus import corpus_hash
+from memsift.judge.local import HEADS_FILE, LocalJudge
+from memsift.model.cross import load, pair_ids
+from memsift.model.wordpiece import default_tokenizer
+
+PROVENANCE = HEADS_FILE.with_suffix(".json")
+FLAKE_REPLY = ("The integration run aborted: TestCaptureFlow failed with \"context deadline "
+               "exceeded\" while waiting for fakenorvane, before any refund test ran.")
+FLAKE = ("Known CI flake: TestCaptureFlow times out when the fakenorvane container is slow to "
+         "start; rerunning is the workaround, the real fix (a readiness probe) is KP-412.")
+FLAKE_NEAR = "fakenorvane runs on port 9300; start it with make fake-up before the tests."
+
+
+def sha256(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_heads_are_the_ones_recorded_and_trained_on_this_corpus():
+    record = json.loads(PROVENANCE.read_text())
+    assert record["heads_sha256"] == sha256(HEADS_FILE)
+    assert record["corpus_sha256"] == corpus_hash()  # retrain (make train) when corpus/ changes
+    assert "make train" in record["command"] and record["date"]
+    assert set(record["validation"]) >= {"kind_accuracy", "search_accuracy", "found",
+                                         "for_nothing", "item_auc_vs_near"}
+
+
+def test_a_pair_reads_message_reply_and_item_in_order():
+    ids, types = pair_ids("that again?", "the lint step failed", "run make lint")
+    tok = default_tokenizer()
+    assert ids[0] == tok.cls_id and ids[-1] == tok.sep_id and ids.count(tok.sep_id) == 3
+    first_sep = ids.index(tok.sep_id)
+    assert types[: first_sep + 1] == [0] * (first_sep + 1) and types[-1] == 1
+    assert len(ids) == len(types)
+
+
+def test_the_cross_encoder_runs_on_numpy_and_reads_each_item_alone(tmp_path):
+    """From MiniLM's own first layers and a random head (what training starts from)."""
+    from memsift.training.cross import initial_params, save
+
+    params = initial_params()
+    params["head.weight"] = np.random.default_rng(0).normal(size=(384, 1)).astype(np.float32)
+    save(params, tmp_path / "cross.npz")
+    model = load(tmp_path / "cross.npz")
+    a = model.score("that again?", FLAKE_REPLY, [FLAKE, FLAKE_NEAR])
+    b = model.score("that again?", FLAKE_REPLY, [FLAKE_NEAR, FLAKE])
+    assert a.shape == (2,) and np.all((a > 0) & (a < 1)) and a[0] != a[1]
+    np.testing.assert_allclose(a, b[::-1], rtol=1e-4)
+
+
+def test_the_turn_before_makes_a_terse_message_a_recurring_problem():
+    judge = LocalJudge()
+    alone = judge.kind("ugh, this one again")["recurring"]
+    judge.set_turns([("user", "now the integration ones"), ("assistant", FLAKE_REPLY)])
+    assert judge.kind("ugh, this one again")["recurring"] > alone
+
+
+@pytest.mark.parametrize("message", ["ugh, this one again", "that flake again?"])
+def test_the_known_incident_answers_a_terse_message_after_the_failure(message):
+    judge = LocalJudge()
+    judge.set_turns([("user", "now the integration ones"), ("assistant", FLAKE_REPLY)])
+    flake, near = judge.score(message, [FLAKE, FLAKE_NEAR])
+    assert flake > near
