@@ -56,6 +56,14 @@ def test_the_cross_encoder_runs_on_numpy_and_reads_each_item_alone(tmp_path):
     np.testing.assert_allclose(a, b[::-1], rtol=1e-4)
 
 
+def test_the_shipped_cross_encoder_reads_the_reply_before_the_message():
+    """The same terse message and item, with and without the failure it follows."""
+    model = load()
+    after_failure = model.score("that again?", FLAKE_REPLY, [FLAKE])[0]
+    alone = model.score("that again?", "", [FLAKE])[0]
+    assert after_failure > alone
+
+
 def test_the_turn_before_makes_a_terse_message_a_recurring_problem():
     judge = LocalJudge()
     alone = judge.kind("ugh, this one again")["recurring"]
