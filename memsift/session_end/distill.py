@@ -431,8 +431,8 @@ def _against_held(exchange: Exchange, text: str, item) -> Decision:
 
     if item is None:
         return Decision(exchange, bool(text), ADD if text else SKIP, text)
-    changes = bool(text) and (classify_act(exchange.user) in SUPERSEDING_ACTS
-                              or classify_act(text) in SUPERSEDING_ACTS)
+    # the person says the held note changed; a reply's "replaced X with Y" is code, not that
+    changes = bool(text) and classify_act(exchange.user) in SUPERSEDING_ACTS
     if item.source == NOTES:
         if changes:
             return Decision(exchange, True, SUPERSEDE, text, item)
