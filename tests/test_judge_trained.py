@@ -77,3 +77,13 @@ def test_the_known_incident_answers_a_terse_message_after_the_failure(message):
     judge.set_turns([("user", "now the integration ones"), ("assistant", FLAKE_REPLY)])
     flake, near = judge.score(message, [FLAKE, FLAKE_NEAR])
     assert flake > near
+
+
+def test_the_stack_rises_with_both_probabilities_so_a_hopeless_group_can_skip_the_encoder():
+    from memsift.judge.local import _heads, _stack
+
+    heads = _heads(HEADS_FILE)
+    grid = np.linspace(1e-4, 1 - 1e-4, 60)
+    first, second = np.meshgrid(grid, grid, indexing="ij")
+    stacked = _stack(heads, first, second)
+    assert np.all(np.diff(stacked, axis=0) >= 0) and np.all(np.diff(stacked, axis=1) >= 0)
