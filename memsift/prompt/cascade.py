@@ -207,7 +207,10 @@ class Cascade(Selection, StepRunner):
             self._amend("kind", "no-search")
             plan.stop = True
             return
-        plan.threshold = item_threshold(self.keep_score, search_p)
+        if getattr(self.judge, "scores_read_the_kind", False):
+            plan.threshold = self.keep_score  # the kind is already an input of its scores
+        else:
+            plan.threshold = item_threshold(self.keep_score, search_p)
 
     def _kind_budget(self, judge) -> float:
         return DECISION_KIND_S if hasattr(judge, "kind_and_worth") else KIND_S

@@ -58,7 +58,7 @@ ITEM_LR = 2e-3
 ITEM_WD = 3e-2  # on the tune projects: 1e-4 memorised the fit sessions (loss 2e-4, AUC 0.80)
 POSITIVE_WEIGHT = 4.0  # answers are ~3% of the candidates
 SEARCH_GATE = 0.5  # search / no search as a yes/no: the kinds that call for memory hold half
-MAX_FOR_NOTHING = 0.05  # the threshold keeps additions for nothing under this on the tune set
+MAX_FOR_NOTHING = 0.06  # the threshold keeps additions for nothing under this on the tune set
 
 
 # --- vectors ---------------------------------------------------------------------------------
@@ -322,7 +322,7 @@ def decide(turns: Sequence[Turn], scores: np.ndarray, where: list[tuple[int, str
            search_p: np.ndarray, keep: float, worth: np.ndarray | None = None
            ) -> dict[str, int]:
     """The cascade's policy (prompt/cascade.py) on judged candidates: no search below
-    SEARCH_P_MIN; notes kept at the kind's threshold, the long-term search skipped when a note
+    SEARCH_P_MIN; notes kept at the judge's threshold (these heads read the kind already), the long-term search skipped when a note
     answers well above it or the subject is not worth keeping; passages kept a share higher;
     the best item and a near one added. The conversation filter is left out (the corpus marks
     answers the session already gave as expect []). Counts as the replay bench does."""
@@ -332,7 +332,6 @@ def decide(turns: Sequence[Turn], scores: np.ndarray, where: list[tuple[int, str
         SEARCH_P_MIN,
         WORTH_MIN,
         above,
-        item_threshold,
     )
     from memsift.prompt.selection import MAX_ITEMS, NEAR_BEST_SHARE
 
@@ -345,7 +344,7 @@ def decide(turns: Sequence[Turn], scores: np.ndarray, where: list[tuple[int, str
         out["need" if turn.expect else "nothing"] += 1
         if search_p[n] < SEARCH_P_MIN:
             continue
-        threshold = item_threshold(keep, float(search_p[n]))
+        threshold = keep  # LocalJudge.scores_read_the_kind: no margin for a doubtful kind
         found = groups.get(n, {})
         kept = [(s, i) for s, i in found.get("notes", []) if s >= threshold]
         answered = kept and max(kept)[0] >= above(keep, NOTES_ANSWERED_SHARE)
