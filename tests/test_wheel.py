@@ -98,7 +98,7 @@ def test_the_prompt_hook_adds_a_note_from_the_installed_wheel(wheel_venv, tmp_pa
     (project / ".git").mkdir(parents=True)
     memsift = str(wheel_venv / "bin" / "memsift")
     env = _clean_env()
-    note = "The staging database listens on port 6543 behind pgbouncer, not on 5432."
+    note = "The staging database listens on port 6543, not on 5432."
     data = tmp_path / "notes.json"
     data.write_text(json.dumps({"notes": [{"id": "n1", "text": note, "written": "2026-11-01"}]}))
     _run([memsift, "import", str(data), "--project", str(project)], tmp_path, env)

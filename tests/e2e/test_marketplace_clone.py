@@ -21,7 +21,7 @@ from e2e.test_skills_route import _bootstrap_state, _path_without_memsift, _wait
 pytestmark = pytest.mark.e2e
 
 DEMO_TIMEOUT_S = 600  # a venv and a pip install (from the pip cache when warm, ~20 s)
-NOTE = "The staging database listens on port 6543 behind pgbouncer, not the default 5432."
+NOTE = "The staging database listens on port 6543, not the default 5432."
 # What a clone holds that a plugin must never carry: development environments and caches.
 DEVELOPMENT = (".venv", ".cache", ".git", "node_modules", "build", ".pytest_cache",
                ".ruff_cache", ".hypothesis", "tests", "corpus", "bench", "memsift.egg-info")
