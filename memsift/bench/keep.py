@@ -99,11 +99,11 @@ def score_session(turns, vectors, score: KeepScore) -> None:
 
 
 def measure_corpus(split: str = "val") -> dict:
-    from memsift.judge.corpus import read_corpus
-    from memsift.judge.train_keep import Vectors, sessions_of
+    from memsift.judge.corpus import Vectors, read_corpus
+    from memsift.judge.train_keep import VECTOR_CACHE, sessions_of
 
     turns = [t for t in read_corpus() if t.split == split and t.keep is not None]
-    vectors = Vectors()
+    vectors = Vectors(VECTOR_CACHE)
     vectors.fill(sorted({s for t in turns for s in (t.user, t.assistant,
                                                      *(i.text for i in t.items))}))
     score = KeepScore()

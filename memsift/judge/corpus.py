@@ -18,6 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "corpus" / "sessions"
 OWN_SESSIONS = REPO / "bench" / "sessions"  # labelled like the corpus, without keep labels
 CONTEXT_TURNS = 2  # the turns before a message the judge reads with it
+VECTOR_CACHE = REPO / ".cache" / "corpus-vectors.npz"  # the trainers' embeddings of the corpus
 
 
 @dataclass(frozen=True)
@@ -104,3 +105,50 @@ def corpus_hash(roots: Iterable[Path] = (CORPUS,)) -> str:
         digest.update(str(path.relative_to(REPO)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+class Vectors:
+    """MiniLM vectors of the corpus's texts, cached on disk by text hash across runs."""
+
+    def __init__(self, path: Path = VECTOR_CACHE) -> None:
+        import numpy as np
+
+        self.path = path
+        self.table: dict = {}
+        if path.exists():
+            with np.load(path) as data:
+                self.table = dict(zip((str(k) for k in data["keys"]), data["vecs"]))
+
+    @staticmethod
+    def key(text: str) -> str:
+        from memsift.model.embed import MODEL_ID
+
+        return hashlib.sha1(f"{MODEL_ID}\0{text}".encode()).hexdigest()
+
+    def fill(self, texts) -> None:
+        import numpy as np
+
+        from memsift.model.embed import embed
+
+        missing = sorted({t for t in texts if self.key(t) not in self.table}, key=len)
+        for start in range(0, len(missing), 256):
+            chunk = missing[start:start + 256]
+            for text, vector in zip(chunk, embed(chunk)):
+                self.table[self.key(text)] = vector
+            print(f"  embedded {min(start + 256, len(missing))}/{len(missing)}", flush=True)
+        if missing:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            keys = list(self.table)
+            np.savez(self.path, keys=np.asarray(keys), vecs=np.stack([self.table[k] for k in keys]))
+
+    def __call__(self, texts):
+        import numpy as np
+
+        from memsift.model.embed import DIM
+
+        if not texts:
+            return np.zeros((0, DIM), np.float32)
+        return np.stack([self.table[self.key(t)] for t in texts])
+
+    def one(self, text: str):
+        return self.table[self.key(text)]

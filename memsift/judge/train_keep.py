@@ -30,8 +30,8 @@ import numpy as np
 
 from memsift.clock import now_iso
 from memsift.judge import keep
-from memsift.judge.corpus import CORPUS, REPO, Turn, read_corpus, session_files
-from memsift.model.embed import MODEL_ID, embed
+from memsift.judge.corpus import CORPUS, REPO, Turn, Vectors, read_corpus, session_files
+from memsift.model.embed import MODEL_ID
 from memsift.model.lexical import content_words
 
 VECTOR_CACHE = REPO / ".cache" / "keep-vectors.npz"
@@ -44,38 +44,6 @@ LEARNING_RATE = 0.05
 TARGET = 0.8  # the precision and recall asked for on val
 BETA = 0.7  # a note for nothing is a distractor on every later prompt of its subject; a
 #             missed one costs the work once: precision counts twice as much as recall
-
-
-class Vectors:
-    """MiniLM vectors of the corpus's texts, cached on disk by text hash across runs."""
-
-    def __init__(self, path: Path = VECTOR_CACHE) -> None:
-        self.path = path
-        self.table: dict[str, np.ndarray] = {}
-        if path.exists():
-            with np.load(path) as data:
-                self.table = dict(zip((str(k) for k in data["keys"]), data["vecs"]))
-
-    @staticmethod
-    def key(text: str) -> str:
-        return hashlib.sha1(f"{MODEL_ID}\0{text}".encode()).hexdigest()
-
-    def fill(self, texts: Sequence[str]) -> None:
-        missing = sorted({t for t in texts if self.key(t) not in self.table}, key=len)
-        for start in range(0, len(missing), 256):
-            chunk = missing[start:start + 256]
-            for text, vector in zip(chunk, embed(chunk)):
-                self.table[self.key(text)] = vector
-            print(f"  embedded {min(start + 256, len(missing))}/{len(missing)}", flush=True)
-        if missing:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            keys = list(self.table)
-            np.savez(self.path, keys=np.asarray(keys), vecs=np.stack([self.table[k] for k in keys]))
-
-    def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, keep.DIM), np.float32)
-        return np.stack([self.table[self.key(t)] for t in texts])
 
 
 def sessions_of(turns: Sequence[Turn]) -> dict[str, list[Turn]]:

@@ -43,7 +43,8 @@ def previous_reply(turn: Turn) -> str:
 
 
 def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
-    from memsift.training.judge import Vectors, candidates, texts_of
+    from memsift.judge.corpus import Vectors
+    from memsift.training.judge import candidates, texts_of
 
     vectors = Vectors()
     vectors.fill(texts_of(turns))

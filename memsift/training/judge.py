@@ -29,20 +29,19 @@ from pathlib import Path
 import numpy as np
 
 from memsift.judge.base import KINDS, SEARCH_KINDS
-from memsift.judge.corpus import CORPUS, REPO, Turn, corpus_hash, read_corpus
+from memsift.judge.corpus import CORPUS, Turn, Vectors, corpus_hash, read_corpus
 from memsift.judge.features import (
     EMBED_SCALE,
     item_matrix,
     kind_context_features,
     with_context,
 )
-from memsift.model.embed import MODEL_ID, embed
+from memsift.model.embed import MODEL_ID
 from memsift.model.lexical import rerank
 from memsift.paths import PACKAGE_DATA
 
 HEADS_FILE = PACKAGE_DATA / "judge_local.npz"
 PROVENANCE_FILE = PACKAGE_DATA / "judge_local.json"
-VECTOR_CACHE = REPO / ".cache" / "corpus-vectors.npz"
 NOTE_CANDIDATES, PASSAGE_CANDIDATES = 12, 16  # as the cascade asks (prompt/cascade.py)
 TUNE_SHARE = 5  # one train project in this many is held apart to choose the thresholds
 KIND_L2 = 1e-2
@@ -62,39 +61,6 @@ MAX_FOR_NOTHING = 0.06  # the threshold keeps additions for nothing under this o
 
 
 # --- vectors ---------------------------------------------------------------------------------
-
-class Vectors:
-    """Embeddings of the corpus's texts, cached on disk by text hash across runs."""
-
-    def __init__(self, path: Path = VECTOR_CACHE) -> None:
-        self.path = path
-        self.table: dict[str, np.ndarray] = {}
-        if path.exists():
-            with np.load(path) as data:
-                self.table = dict(zip((str(k) for k in data["keys"]), data["vecs"]))
-
-    @staticmethod
-    def key(text: str) -> str:
-        return hashlib.sha1(f"{MODEL_ID}\0{text}".encode()).hexdigest()
-
-    def fill(self, texts: Sequence[str]) -> None:
-        missing = sorted({t for t in texts if self.key(t) not in self.table}, key=len)
-        for start in range(0, len(missing), 256):
-            chunk = missing[start:start + 256]
-            for text, vector in zip(chunk, embed(chunk)):
-                self.table[self.key(text)] = vector
-            print(f"  embedded {min(start + 256, len(missing))}/{len(missing)}", flush=True)
-        if missing:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            keys = list(self.table)
-            np.savez(self.path, keys=np.asarray(keys), vecs=np.stack([self.table[k] for k in keys]))
-
-    def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self.table[self.key(t)] for t in texts])
-
-    def one(self, text: str) -> np.ndarray:
-        return self.table[self.key(text)]
-
 
 def texts_of(turns: Sequence[Turn]) -> list[str]:
     texts = set()
