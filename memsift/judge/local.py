@@ -250,13 +250,19 @@ def _mlp(heads: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-(h @ heads["item_w2"] + heads["item_b2"])[:, 0]))
 
 
-def _stack(heads, first, second):
-    """The stacked probability of the first head's and the cross-encoder's (training/judge.py).
-    With the shipped weights it rises with both over the whole clipped range (a test checks
-    it), which is what lets the cross-encoder be skipped when it could not matter."""
+def stack_inputs(first, second) -> np.ndarray:
+    """The stack's inputs from the first head's and the cross-encoder's probabilities, in the
+    last axis: both logits and their scaled product (training/judge.py fits on the same)."""
     a, b = _logit(np.asarray(first)), _logit(np.asarray(second))
-    z = heads["stack_w"][0] * a + heads["stack_w"][1] * b + heads["stack_w"][2] * a * b / 10.0
-    return 1.0 / (1.0 + np.exp(-(z + heads["stack_b"])))
+    return np.stack([a, b, a * b / 10.0], axis=-1)
+
+
+def _stack(heads, first, second):
+    """The stacked probability of the first head's and the cross-encoder's. With the shipped
+    weights it rises with both over the whole clipped range (a test checks it), which is what
+    lets the cross-encoder be skipped when it could not matter."""
+    z = stack_inputs(first, second) @ heads["stack_w"] + heads["stack_b"]
+    return 1.0 / (1.0 + np.exp(-z))
 
 
 def _logit(p: np.ndarray) -> np.ndarray:

@@ -36,6 +36,7 @@ from memsift.judge.features import (
     kind_context_features,
     with_context,
 )
+from memsift.judge.local import _mlp, stack_inputs
 from memsift.model.embed import MODEL_ID
 from memsift.model.lexical import rerank
 from memsift.paths import PACKAGE_DATA
@@ -195,20 +196,14 @@ def fit_items(x: np.ndarray, y: np.ndarray, seed: int = 0) -> dict[str, np.ndarr
 
 
 def mlp_scores(heads: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
-    """The run-time forward (the same as judge/local.py's)."""
-    h = np.maximum(((x - heads["mean"]) / heads["std"]) @ heads["w1"] + heads["b1"], 0.0)
-    return 1.0 / (1.0 + np.exp(-(h @ heads["w2"] + heads["b2"])[:, 0]))
+    """The item head's scores, by the run-time forward itself."""
+    return _mlp({f"item_{k}": v for k, v in heads.items()}, x)
 
 
 # --- the cross-encoder on the best few (model/cross.py, trained by training/cross.py) -----------
 
 CROSS_TOP = 4  # candidates per group the cross-encoder reads: ~110 ms for 8 in a hook process
 STACK_STEPS = 2000
-
-
-def logit(p: np.ndarray) -> np.ndarray:
-    p = np.clip(p, 1e-4, 1 - 1e-4)
-    return np.log(p / (1 - p))
 
 
 def top_rows(turns: Sequence[Turn], where: list[tuple[int, str]], first: np.ndarray) -> list[int]:
@@ -250,17 +245,12 @@ def cross_scores(turns: Sequence[Turn], where, rows: list[int], path: Path) -> n
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def stack_features(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    a, b = logit(first), logit(second)
-    return np.stack([a, b, a * b / 10.0], axis=1)
-
-
 def stacked(first: np.ndarray, rows: list[int], second: np.ndarray, w: np.ndarray,
             b: np.ndarray, turns, where) -> np.ndarray:
     """Final scores: the stack on the rows the cross-encoder read; every other candidate of
     a group stays below the lowest of those (it ranked under them on the first head)."""
     final = first.copy()
-    on = 1.0 / (1.0 + np.exp(-(stack_features(first[rows], second) @ w + b)))
+    on = 1.0 / (1.0 + np.exp(-(stack_inputs(first[rows], second) @ w + b)))
     final[rows] = on
     floor: dict[tuple[int, str], float] = {}
     for r, value in zip(rows, on):
@@ -399,7 +389,7 @@ def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
         second = {name: cross_scores(part, scored[name][1], tops[name], cross_file)
                   for name, part in (("tune", tune), ("val", val))}
         print("cross-encoder scored", {k: len(v) for k, v in second.items()}, flush=True)
-        w, b = fit_stack(stack_features(scored["tune"][0][tops["tune"]], second["tune"]),
+        w, b = fit_stack(stack_inputs(scored["tune"][0][tops["tune"]], second["tune"]),
                          labels["tune"][tops["tune"]])
         extra = {"stack_w": w, "stack_b": b, "cross_top": np.int64(CROSS_TOP),
                  "cross_sha256": np.asarray(hashlib.sha256(cross_file.read_bytes()).hexdigest())}
