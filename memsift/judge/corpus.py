@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,7 +136,8 @@ class Vectors:
             chunk = missing[start:start + 256]
             for text, vector in zip(chunk, embed(chunk)):
                 self.table[self.key(text)] = vector
-            print(f"  embedded {min(start + 256, len(missing))}/{len(missing)}", flush=True)
+            print(f"  embedded {min(start + 256, len(missing))}/{len(missing)}",
+                  file=sys.stderr, flush=True)  # stdout may be a benchmark's JSON
         if missing:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             keys = list(self.table)
