@@ -12,20 +12,10 @@ its errors as the same `JudgeError` reasons the openai client's errors become. I
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from typing import Any
 
-# httpx's package init imports its command-line tool (click, rich, pygments: about 0.12 s of
-# the 0.3 s its import costs) whenever they are installed, and memsift installs them. The
-# prompt path never runs that tool: a None entry makes the optional import fail fast, and
-# httpx falls back to a stub `httpx.main`. Only when httpx is not loaded yet, so a process that
-# already has the tool keeps it.
-if "httpx" not in sys.modules:
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-
-import httpx  # after the entry above, on purpose
-
+from memsift.httppool import Pool, httpx
 from memsift.judge.base import JudgeError
 
 CHAT_PATH = "chat/completions"  # relative: base_url ends in /v1 (or the server's prefix)
@@ -90,7 +80,7 @@ class ChatHTTP:
             "Accept": "application/json",
         }
         try:
-            self._client = httpx.Client(
+            self._client = Pool(
                 base_url=base_url,
                 headers=headers,
                 timeout=httpx.Timeout(timeout_s),

@@ -18,7 +18,6 @@ their wire and how an answer comes back; everything else is here.
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,14 +25,8 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Self
 
-# httpx's package init imports its command-line tool (click, rich, pygments) when installed;
-# the prompt path never runs it (see memsift.judge.chat_http, which does the same).
-if "httpx" not in sys.modules:
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-
-import httpx  # after the entry above, on purpose
-
 from memsift.clock import Deadline
+from memsift.httppool import Pool, httpx
 from memsift.judge.base import KIND_DESCRIPTIONS, KINDS, JudgeError
 from memsift.redact import redact_text
 
@@ -170,9 +163,9 @@ class DecisionHTTP:
         # followed, so no request of this client leaves that server.
         plain = base_url.lower().startswith("http://")
         try:
-            self._client = httpx.Client(base_url=base_url, headers=headers, limits=limits,
-                                        timeout=httpx.Timeout(timeout_s), transport=transport,
-                                        verify=not plain)
+            self._client = Pool(base_url=base_url, headers=headers, limits=limits,
+                                timeout=httpx.Timeout(timeout_s), transport=transport,
+                                verify=not plain)
         except httpx.InvalidURL as exc:
             raise JudgeError(f"judge.base_url {base_url!r} is not a URL", "config") from exc
 

@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 
 from memsift.clock import Deadline
+from memsift.httppool import Pool
 from memsift.longterm.base import LongTermError, Passage
 from memsift.longterm.dataset import (
     ADD_BATCH,
@@ -165,11 +166,10 @@ class CogneeClient:
 
     def __post_init__(self) -> None:
         headers = {"X-Api-Key": self.api_key} if self.api_key else {}
-        self.http = httpx.Client(base_url=self.url.rstrip("/"), headers=headers,
-                                 transport=self.transport, trust_env=False,
-                                 timeout=httpx.Timeout(self.timeout_s,
-                                                       connect=min(CONNECT_TIMEOUT_S,
-                                                                   self.timeout_s)))
+        self.http = Pool(base_url=self.url.rstrip("/"), headers=headers,
+                         transport=self.transport, trust_env=False,
+                         timeout=httpx.Timeout(self.timeout_s,
+                                               connect=min(CONNECT_TIMEOUT_S, self.timeout_s)))
 
     def close(self) -> None:
         self.http.close()
