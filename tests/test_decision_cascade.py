@@ -16,7 +16,8 @@ from memsift.config import load_settings
 from memsift.events import Event
 from memsift.memory.importer import import_data
 from memsift.prompt.cascade import run_prompt
-from memsift.session_end.distill import DecisionKeeper, make_keeper, process_session
+from memsift.session_end.distill import process_session
+from memsift.session_end.keepers import DecisionKeeper, make_keeper
 
 PROMPT = "Which port does the staging database listen on?"
 NOTES = [{"id": "n1", "text": "The staging database listens on port 6543, not 5432."},

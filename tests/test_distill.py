@@ -14,7 +14,8 @@ from memsift.config import load_settings
 from memsift.memory.history import versions
 from memsift.memory.notes import NotesFile, notes_path
 from memsift.paths import project_root
-from memsift.session_end.distill import MAX_NOTE_CHARS, process_session, state_path
+from memsift.session_end.distill import process_session, state_path
+from memsift.session_end.keepers import MAX_NOTE_CHARS
 
 DECISION = (
     "Should the importer keep SQLite or move to Postgres?",

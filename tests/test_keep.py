@@ -13,8 +13,9 @@ import pytest
 
 from memsift.judge import keep
 from memsift.judge.train_keep import corpus_sha256, train
-from memsift.session_end.distill import Exchange, OfflineKeeper, session_view
+from memsift.session_end.exchange import Exchange, session_view
 from memsift.session_end.held import LONGTERM, NOTES, HeldItem, ProjectMemory, words_of
+from memsift.session_end.keepers import OfflineKeeper
 
 HERE = Path(__file__).parent
 TINY_CORPUS = HERE / "data" / "keep_corpus"

@@ -1,7 +1,7 @@
 """`memsift bench --keep`: the session end's keep decision on whole labelled sessions.
 
 Every validation session of the corpus (corpus/sessions, split "val": projects the head never
-trained on) goes through the same decision as SessionEnd (memsift.session_end.distill.decide),
+trained on) goes through the same decision as SessionEnd (memsift.session_end.decide.decide),
 with the session's notes and passages as what the project held. Printed: per exchange, the
 precision and recall of the notes written against the corpus's `keep` labels; notes per 80
 turns; notes that repeat an item already held (the exchange's `restates` or `expect` names
@@ -67,15 +67,10 @@ def _fact_overlap(score: KeepScore, written: str, label: str) -> None:
 
 def score_session(turns, vectors, score: KeepScore) -> None:
     """One labelled session through the session end's decision."""
-    from memsift.session_end.distill import (
-        ADD,
-        SUPERSEDE,
-        Exchange,
-        OfflineKeeper,
-        SessionView,
-        decide,
-    )
+    from memsift.session_end.decide import ADD, SUPERSEDE, decide
+    from memsift.session_end.exchange import Exchange, SessionView
     from memsift.session_end.held import LONGTERM, NOTES, HeldItem, ProjectMemory
+    from memsift.session_end.keepers import OfflineKeeper
 
     items = [HeldItem(i.id, i.text, NOTES if i.source == "notes" else LONGTERM)
              for i in turns[0].items]
