@@ -9,8 +9,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from memsift.bench.decision_server import SystemOneServer
 from memsift.bench.fanout import LATENCY_S, NOTES, PASSAGES, run
+from memsift.bench.systemone_server import SystemOneServer
 from memsift.cli import cli
 
 DATA = Path(__file__).parent / "data"

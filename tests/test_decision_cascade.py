@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from memsift.audit import read_audit
-from memsift.bench.decision_server import SystemOneServer, default_decide
+from memsift.bench.decision_server import default_decide
+from memsift.bench.systemone_server import SystemOneServer
 from memsift.cli import cli
 from memsift.config import load_settings
 from memsift.events import Event

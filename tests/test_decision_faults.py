@@ -13,7 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from memsift.audit import read_audit
-from memsift.bench.decision_server import Fault, OpenAIDecisionsServer, SystemOneServer
+from memsift.bench.decision_server import Fault
+from memsift.bench.openai_decisions_server import OpenAIDecisionsServer
+from memsift.bench.systemone_server import SystemOneServer
 from memsift.cli import cli
 from memsift.config import load_settings
 from memsift.memory.notes import Note, NotesFile, notes_path

@@ -12,7 +12,9 @@ import time
 
 import pytest
 
-from memsift.bench.decision_server import Fault, OpenAIDecisionsServer, SystemOneServer
+from memsift.bench.decision_server import Fault
+from memsift.bench.openai_decisions_server import OpenAIDecisionsServer
+from memsift.bench.systemone_server import SystemOneServer
 from memsift.clock import Deadline
 from memsift.config import judge_backend, load_settings
 from memsift.judge import get_judge

@@ -24,8 +24,9 @@ import time
 from pathlib import Path
 
 from memsift.bench import environ
-from memsift.bench.decision_server import ANSWER_P, SystemOneServer
+from memsift.bench.decision_server import ANSWER_P
 from memsift.bench.replay import percentile
+from memsift.bench.systemone_server import SystemOneServer
 
 NOTES, PASSAGES = 12, 16  # the cascade's NOTE_CANDIDATES and PASSAGE_CANDIDATES
 LATENCY_S = 0.3

@@ -15,7 +15,7 @@ from fakes.anthropic_server import FakeAnthropicServer
 
 from e2e.hostenv import claude_env
 from memsift.audit import read_audit
-from memsift.bench.decision_server import SystemOneServer
+from memsift.bench.systemone_server import SystemOneServer
 
 pytestmark = pytest.mark.e2e
 

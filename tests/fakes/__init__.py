@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from fakes.openai_server import FakeOpenAI
-from memsift.bench.decision_server import OpenAIDecisionsServer, SystemOneServer
+from memsift.bench.openai_decisions_server import OpenAIDecisionsServer
+from memsift.bench.systemone_server import SystemOneServer
 
 
 @pytest.fixture
