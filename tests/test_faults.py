@@ -24,7 +24,8 @@ from memsift.config import load_settings
 from memsift.events import Event
 from memsift.longterm.cognee import CogneeClient, CogneeStore, dataset_name
 from memsift.memory.notes import Note, NotesFile, notes_path
-from memsift.prompt.cascade import LOCAL_PROMPT_S, run_prompt
+from memsift.prompt.cascade import run_prompt
+from memsift.prompt.policy import LOCAL_PROMPT_S
 from memsift.services.health import Health
 
 SLACK_S = 0.3  # thread hand-offs and a loaded CI machine, on top of the prompt budget

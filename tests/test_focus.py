@@ -13,8 +13,8 @@ from memsift.audit import read_audit
 from memsift.bench.replay import Transcript, hook_payload, memsift_home, prepare
 from memsift.bench.scale import EXPECTED_NOTE, QUESTION, long_prompt
 from memsift.commands.demo_run import load_sample
-from memsift.prompt.cascade import LOCAL_PROMPT_S
 from memsift.prompt.focus import FOCUS_CHARS, GAP, focus
+from memsift.prompt.policy import LOCAL_PROMPT_S
 
 LOG = "".join(f"E   AssertionError: refund {n} expected 200, got 500\n" for n in range(3000))
 

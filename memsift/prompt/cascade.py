@@ -7,6 +7,10 @@ step that answers or rules out the search ends it (docs/cascade.md):
 
 A step that fails or runs out of time is written to the audit line and the cascade goes on with
 what it has, which may be nothing. Nothing here raises into the hook.
+
+The budgets and the policy are in policy.py, the step runner in steps.py, what is added
+in selection.py, the typed decision API's early fan-out in early.py and the judge, store and
+vectors in collaborators.py; this says what the steps are, in which order, and what each does.
 """
 
 from __future__ import annotations
@@ -23,48 +27,29 @@ from memsift.clock import Deadline
 from memsift.config import MAX_SEARCH_S, remote_judge
 from memsift.events import Event, HookResult
 from memsift.memory.lifecycle import visible
+from memsift.prompt.collaborators import Collaborators, Embedder
+from memsift.prompt.early import EarlyWork
+from memsift.prompt.policy import (
+    KEEP_SCORE,
+    LOCAL_PROMPT_S,
+    NOTE_CANDIDATES,
+    NOTES_ANSWERED_SHARE,
+    NOTES_S,
+    PASSAGE_CANDIDATES,
+    PASSAGE_EXTRA_SHARE,
+    PASSAGES_S,
+    SEARCH_P_MIN,
+    WORTH_MIN,
+    WORTH_S,
+    above,
+    item_threshold,
+)
 from memsift.prompt.render import Item
 from memsift.prompt.selection import Selection
 from memsift.prompt.steps import Early, StepRunner
 
 if TYPE_CHECKING:  # numpy loads only when a step needs vectors: a ruled message never does
     import numpy as np
-
-Embedder = tuple[Callable[[Sequence[str]], "np.ndarray"], str]  # (embed function, model id)
-
-# --- Budgets (seconds). The host waits on the whole path before the model sees the prompt.
-LOCAL_PROMPT_S = 1.0  # offline judge: the whole path takes ~0.2 s; a stuck disk must not cost 2 s
-# Each judge step's own budget when the judge is an LLM (one round trip each). The local judge
-# waits on nothing but the CPU, so its steps share the prompt budget instead.
-KIND_S = 0.6  # one classification question
-# The same question to a typed decision API, the worth question beside it: Jev's published
-# medians are 0.43 to 0.65 s a request, so 0.6 s would cut off half its answers (and count the
-# rest as slow). The notes and passages are judged meanwhile: the budget costs no extra wait.
-DECISION_KIND_S = 1.0
-NOTES_S = 0.8  # cached note vectors + one scoring call over the nearest notes
-WORTH_S = 0.5  # one yes/no question
-PASSAGES_S = 0.8  # one scoring call over the passages the search returned
-
-# --- Policy. Judge scores are probabilities that an item answers the message; each backend
-# states its own threshold. The margins below are shares of the headroom above it (1 - the
-# threshold), so the policy holds however the judge is calibrated.
-SEARCH_P_MIN = 0.15  # below this mass on the kinds that call for memory: no search at all
-KIND_DOUBT_SHARE = 0.7  # the less sure the kind is to need memory, the surer an item must be
-MAX_THRESHOLD_SHARE = 0.93  # ...but a near-certain answer still gets through a doubtful kind
-PASSAGE_EXTRA_SHARE = 0.25  # the long-term store holds on-topic passages that do not answer
-NOTES_ANSWERED_SHARE = 0.5  # a note this far above the threshold answers: no long-term search
-NOTE_CANDIDATES = 12  # notes nearest the message go to the judge; far ones cannot answer
-PASSAGE_CANDIDATES = 16  # passages asked of the store: the answer is often not in the top 8
-KEEP_SCORE = 0.5  # an item is added at this score when the judge states no threshold
-WORTH_MIN = 0.25  # below this the subject is not one memory keeps: no long-term search
-# A typed decision API answers the kind and "worth a search?" in one request, and the notes'
-# and (from the embedded store) the passages' requests go out beside it: the prompt waits
-# about one round trip after the message's embedding, not four. Items judged for a prompt
-# whose kind needs no memory, or whose notes answered, cost tokens, not time.
-JUDGE_TURNS = 4  # turns of the session the typed judge reads before the message
-# Of the transcript, the end the last turns are in: a long session's file is megabytes of tool
-# output, and parsing all of it would come before the kind question is even sent.
-JUDGE_TAIL_BYTES = 256 * 1024
 
 
 @dataclass
@@ -97,9 +82,8 @@ def recall(text: str, settings, project_root, *, judge=None, store=None,
     finally:
         cascade.close()
     return shown
+class Cascade(EarlyWork, Collaborators, Selection, StepRunner):
 
-
-class Cascade(Selection, StepRunner):
     def __init__(self, event: Event, settings, *, judge=None, store=None,
                  embedder: Embedder | None = None,
                  clock: Callable[[], float] = time.monotonic, started: float | None = None):
@@ -211,54 +195,6 @@ class Cascade(Selection, StepRunner):
             plan.threshold = self.keep_score  # the kind is already an input of its scores
         else:
             plan.threshold = item_threshold(self.keep_score, search_p)
-
-    def _kind_budget(self, judge) -> float:
-        return DECISION_KIND_S if hasattr(judge, "kind_and_worth") else KIND_S
-
-    def _kind(self, deadline: Deadline) -> dict[str, float]:
-        """The kind; from a typed decision API, with "worth a search?" in the same request."""
-        judge = self.judge
-        if not hasattr(judge, "kind_and_worth"):
-            return judge.kind(self.event.prompt, deadline)
-        kinds, self._early_worth = judge.kind_and_worth(self.event.prompt, deadline)
-        return kinds
-
-    def _start_early(self) -> None:
-        """Judge the notes, and search the embedded store and judge its passages, on threads
-        now, beside the kind question: each is one round trip to the remote judge. Their
-        steps take the results (or do the work themselves). A Cognee server is asked only
-        when its step comes: its health decides that step."""
-        notes_deadline = self.deadline.sub(DECISION_KIND_S + NOTES_S)
-
-        def notes() -> list[Item]:
-            # The store and the message's vector first, on this one thread: two threads
-            # importing the same modules at once can deadlock on the import lock.
-            if not self.settings["cognee.url"]:
-                self._store = self.store
-                self.query_vector()
-                self._early_passages = Early(self._search_and_score)
-            return self.scored_notes(notes_deadline)
-
-        self._early_notes = Early(notes)
-
-    def _search_and_score(self) -> tuple[list, list[Item] | Exception]:
-        """The passages, and their scores or the judge's error: a failed judge still leaves
-        the passages for the local one."""
-        from memsift.judge.base import JudgeError
-
-        budget = min(self.settings.search_budget_s, MAX_SEARCH_S)
-        passages = self._search(self.deadline.sub(budget))
-        try:
-            return passages, self.scored_passages(passages, self.deadline) if passages else []
-        except (JudgeError, TimeoutError) as exc:
-            return passages, exc
-
-    def _notes_scored(self, deadline: Deadline) -> list[Item]:
-        """The notes judged early, when they were and the judge is still the one asked."""
-        early, self._early_notes = self._early_notes, None
-        if early is None or self._llm_fallback:
-            return self.scored_notes(deadline)
-        return early.result(deadline)
 
     def _ruled_kind(self) -> dict[str, float] | None:
         """The kind of a message the local judge decides by rule ("thanks", "commit this"),
@@ -432,119 +368,6 @@ class Cascade(Selection, StepRunner):
             return list(with_vectors(self.query_vector(), vectors, self.event.prompt, texts))
         return list(self.judge.score(self.event.prompt, texts, deadline))
 
-    def _judge_shares_model(self) -> bool:
-        """Cached vectors are only comparable with the judge's when made by the same model."""
-        from memsift.model.embed import MODEL_ID
-
-        return self.embedder[1] == MODEL_ID and hasattr(self.judge, "embed_message")
-
-    # --- lazily built collaborators ------------------------------------------------------
-
-    @property
-    def judge(self):
-        if self._judge is None:
-            self._judge = self._make_judge()
-        return self._judge
-
-    def _make_judge(self):
-        """The configured judge; the local one while the remote judge is paused."""
-        if remote_judge(self.settings) and self.guard:
-            service = self.guard.judge_service
-            if not self.guard.allows(service):
-                self._llm_fallback = True
-                self._record("judge", 0.0, f"local: {service} paused")
-                return self._local_judge()
-        from memsift.judge import get_judge
-
-        judge = get_judge(self.settings)
-        if hasattr(judge, "set_turns"):
-            judge.set_turns(self._last_turns())
-        return judge
-
-    def _local_judge(self):
-        from memsift.judge.local import LocalJudge
-
-        judge = LocalJudge.from_settings(self.settings)
-        if hasattr(judge, "set_turns"):  # a judge that reads the message with its context
-            judge.set_turns(self._last_turns())
-        return judge
-
-    def _hand_over(self, step: str, reason: str) -> bool:
-        """After the remote judge failed a step, the local judge answers it and the rest of
-        the prompt (the remote one's health records the failure)."""
-        if not self._own_judge or self._llm_fallback or not remote_judge(self.settings):
-            return False  # an injected judge, or the local one already answering
-        self._remote_judge, self._judge = self._judge, self._local_judge()
-        self._llm_fallback = True
-        self._record("judge", 0.0, f"local: {step} failed ({reason})")
-        return True
-
-    def _last_turns(self) -> list[tuple[str, str]]:
-        """The session's last turns before the message, for the typed judge's state."""
-        from memsift.prompt.conversation import recent_turns
-
-        try:
-            from memsift.hosts import adapter_for
-
-            turns = adapter_for(self.event.host).read_transcript(
-                self.event.transcript_path, tail_bytes=JUDGE_TAIL_BYTES) \
-                if self.event.transcript_path else []
-        except Exception as exc:  # noqa: BLE001 - no turns is a state with the message alone
-            self.decision.error("judge", f"transcript unreadable: {type(exc).__name__}")
-            return []
-        return [(t.role, t.text) for t in recent_turns(turns, self.event.prompt, JUDGE_TURNS)]
-
-    def _judge_usage(self) -> None:
-        """The remote judge's requests into the audit line and the daily usage ledger."""
-        judge = getattr(self, "_remote_judge", None) or self._judge
-        usage = getattr(judge, "usage", None)
-        if usage is None or not usage.requests:
-            return
-        self.decision.judge = {"backend": judge.name, "model": judge.model,
-                               "requests": usage.requests, "input_tokens": usage.input_tokens,
-                               "output_tokens": usage.output_tokens,
-                               "request_ids": list(usage.request_ids)}
-        try:
-            from memsift.judge.usage import record
-
-            record(self.settings.paths.data_dir, judge, usage.requests, usage.input_tokens,
-                   usage.output_tokens)
-        except Exception as exc:  # noqa: BLE001 - a full disk loses a count, not the prompt
-            from memsift.log import log
-
-            log("warning", "judge usage not recorded", error=str(exc))
-
-    @property
-    def store(self):
-        if self._store is None:
-            from memsift.longterm import get_store
-
-            self._store = get_store(self.settings, self.root)
-        return self._store
-
-    @property
-    def embedder(self) -> Embedder:
-        with self._vector_lock:
-            if self._embedder is None:
-                from memsift.model.vectors import default_embed
-
-                self._embedder = default_embed()
-            return self._embedder
-
-    def query_vector(self) -> np.ndarray:
-        """The message's vector, made once per prompt (by the judge when it shares the model:
-        its kind question already made it)."""
-        with self._vector_lock:
-            if self._query_vector is None:
-                import numpy as np
-
-                if self._judge_shares_model():
-                    vector = self.judge.embed_message(self.event.prompt)
-                else:
-                    vector = self.embedder[0]([self.event.prompt])[0]
-                self._query_vector = np.asarray(vector, np.float32)
-            return self._query_vector
-
     def _prompt_budget(self) -> float:
         """budget.prompt_s; with the local judge and no budget of the user's, far less."""
         budget = float(self.settings["budget.prompt_s"])
@@ -552,14 +375,3 @@ class Cascade(Selection, StepRunner):
         if remote_judge(self.settings) or chosen:
             return budget
         return min(budget, LOCAL_PROMPT_S)
-
-
-def above(threshold: float, share: float) -> float:
-    """`share` of the way from `threshold` to certainty."""
-    return threshold + (1.0 - threshold) * share
-
-
-def item_threshold(keep: float, search_p: float) -> float:
-    """The score an item needs: the judge's threshold when the message surely calls for
-    memory, higher as that gets doubtful (the kind model errs; a sure answer still counts)."""
-    return min(above(keep, MAX_THRESHOLD_SHARE), above(keep, KIND_DOUBT_SHARE * (1.0 - search_p)))

@@ -15,7 +15,8 @@ def search(text: str, settings, project_root, *, judge=None, store=None,
            ) -> list[tuple[Item, bool]]:
     """Every candidate from both memories with its score and whether the cascade's policy
     would keep it (kinds and the worth question aside: this asks the memory directly)."""
-    from memsift.prompt.cascade import KEEP_SCORE, PASSAGE_CANDIDATES, Cascade
+    from memsift.prompt.cascade import Cascade
+    from memsift.prompt.policy import KEEP_SCORE, PASSAGE_CANDIDATES
 
     event = Event(host="claude-code", name="UserPromptSubmit", session_id="search",
                   cwd=str(project_root), prompt=text)

@@ -282,7 +282,7 @@ def decide(turns: Sequence[Turn], scores: np.ndarray, where: list[tuple[int, str
     answers well above it or the subject is not worth keeping; passages kept a share higher;
     the best item and a near one added. The conversation filter is left out (the corpus marks
     answers the session already gave as expect []). Counts as the replay bench does."""
-    from memsift.prompt.cascade import (
+    from memsift.prompt.policy import (
         NOTES_ANSWERED_SHARE,
         PASSAGE_EXTRA_SHARE,
         SEARCH_P_MIN,
