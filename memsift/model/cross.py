@@ -9,20 +9,25 @@ was trained with: its [CLS] output starts nearly the same for every input). The 
 all-MiniLM-L6-v2's own weights and ship as fp16 in memsift/data/cross_encoder.npz; the word
 embeddings stay the int8 ones the embedding model already loads, so the file holds only the
 layers, the position and type embeddings and the head.
+
+Reading that file costs a fresh process ~45 ms (unzip, fp16 -> fp32); like the embedding model,
+its float32 copy is cached once in the user's cache folder and mmapped by every later process.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from memsift.model.embed import DIM, MiniLM, _layer_norm, _pad, get_model
+from memsift.model.embed import DIM, MiniLM, _layer_norm, _pad, _save_npy, file_sha256, get_model
 from memsift.paths import PACKAGE_DATA
 
 CROSS_FILE = PACKAGE_DATA / "cross_encoder.npz"
+CACHE_FORMAT = 1  # bump when the cache layout changes: old caches are rebuilt
 MESSAGE_TOKENS = 40  # [CLS] + the message's first words + [SEP]
 CONTEXT_TOKENS = 32  # the reply before: its first words + [SEP]
 ITEM_TOKENS = 56  # the item's first words + [SEP]: notes and passages are a few lines
@@ -47,7 +52,8 @@ def pair_ids(message: str, context: str, item: str) -> tuple[list[int], list[int
 class CrossEncoder:
     def __init__(self, weights: dict[str, np.ndarray], base: MiniLM) -> None:
         self.layers = int(weights["layers"])
-        merged = {k: v.astype(np.float32) for k, v in weights.items() if v.ndim and k != "layers"}
+        merged = {k: v.astype(np.float32, copy=False)
+                  for k, v in weights.items() if v.ndim and k != "layers"}
         self.model = MiniLM(merged, base.word_q, base.word_scale)
         self.head_w = merged["head.weight"]
         self.head_b = merged["head.bias"]
@@ -83,12 +89,78 @@ def load(path: Path = CROSS_FILE) -> CrossEncoder:
 
 @lru_cache(maxsize=2)
 def _load(path: Path) -> CrossEncoder:
+    from memsift.paths import get_paths
+
+    return CrossEncoder(cached_weights(path, get_paths().cache_dir / "cross"), get_model())
+
+
+def read_weights(path: Path) -> dict[str, np.ndarray]:
     try:
         with np.load(path) as data:
-            weights = {name: data[name] for name in data.files}
+            return {name: data[name] for name in data.files}
     except (OSError, ValueError) as exc:
         raise CrossError(f"the cross-encoder's weights are missing or damaged: {exc}") from exc
-    return CrossEncoder(weights, get_model())
+
+
+def cached_weights(path: Path, cache: Path) -> dict[str, np.ndarray]:
+    """The weights as float32 views of the cache's mmap, the cache (re)built from `path`
+    when it is missing or was made from other bytes. A cache that cannot be written or read
+    is no error: the weights then come from `path` itself."""
+    meta = _read_meta(cache)
+    if meta is None or not _meta_matches(meta, path):
+        weights = read_weights(path)
+        try:
+            meta = _write_cache(cache, path, weights)
+        except OSError:
+            return weights
+    try:
+        floats = np.asarray(np.load(cache / "weights.npy", mmap_mode="r"))
+        weights = {"layers": np.asarray(meta["layers"])}
+        for name, (offset, shape) in meta["index"].items():
+            weights[name] = floats[offset:offset + int(np.prod(shape))].reshape(shape)
+        return weights
+    except (OSError, ValueError, KeyError, TypeError):
+        return read_weights(path)
+
+
+def _read_meta(cache: Path) -> dict | None:
+    try:
+        meta = json.loads((cache / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) and meta.get("format") == CACHE_FORMAT else None
+
+
+def _meta_matches(meta: dict, path: Path) -> bool:
+    """The same bytes as the cache was made from; hashed only when size or mtime moved."""
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise CrossError(f"the cross-encoder's weights are missing: {exc}") from exc
+    if meta.get("size") == stat.st_size and meta.get("mtime_ns") == stat.st_mtime_ns:
+        return True
+    return meta.get("sha256") == file_sha256(path)
+
+
+def _write_cache(cache: Path, path: Path, weights: dict[str, np.ndarray]) -> dict:
+    """weights.npy, then meta.json last (a cache without it is unfinished and rebuilt)."""
+    from memsift.fsutil import atomic_write
+
+    index, blob, offset = {}, [], 0
+    for name, array in weights.items():
+        if name == "layers" or not array.ndim:
+            continue
+        index[name] = (offset, list(array.shape))
+        blob.append(np.ascontiguousarray(array, dtype=np.float32).ravel())
+        offset += blob[-1].size
+    stat = path.stat()
+    meta = {"format": CACHE_FORMAT, "sha256": file_sha256(path), "size": stat.st_size,
+            "mtime_ns": stat.st_mtime_ns, "layers": int(weights["layers"]), "index": index}
+    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (cache / "meta.json").unlink(missing_ok=True)
+    _save_npy(cache / "weights.npy", np.concatenate(blob))
+    atomic_write(cache / "meta.json", json.dumps(meta))
+    return meta
 
 
 def available(path: Path = CROSS_FILE) -> bool:
