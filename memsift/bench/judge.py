@@ -89,7 +89,7 @@ def corpus_report(heads_file: Path | None = None) -> dict:
     from memsift.judge.local import LocalJudge
     from memsift.model.embed import embed
     from memsift.model.lexical import rerank
-    from memsift.training.judge import auc_against_near, decide, notes_of
+    from memsift.training.thresholds import auc_against_near, decide, notes_of
 
     turns = [t for t in read_corpus((CORPUS,)) if t.split == "val"] if CORPUS.exists() else []
     if not turns:

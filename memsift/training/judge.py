@@ -14,6 +14,10 @@ Two heads, both read the message with the turn before it (features.context_of):
 The thresholds are chosen on a part of the train sessions held apart by project ("tune");
 every number reported is on the validation sessions. JAX trains; the hook runs numpy only.
 Deterministic given the corpus: fixed seeds, full-batch kind head, fixed minibatch order.
+
+This module trains the two heads and runs the whole (`python -m memsift.training.judge`,
+`--out DIR`, `--cross FILE`, `--no-cross`); the cross-encoder's stack is training/stack.py, the
+threshold choice and the turn-level counts training/thresholds.py.
 """
 
 from __future__ import annotations
@@ -40,10 +44,12 @@ from memsift.judge.local import _mlp, stack_inputs
 from memsift.model.embed import MODEL_ID
 from memsift.model.lexical import rerank
 from memsift.paths import PACKAGE_DATA
+from memsift.training.stack import CROSS_TOP, cross_scores, fit_stack, stacked, top_rows
+from memsift.training.thresholds import auc_against_near, choose_threshold, decide
 
 HEADS_FILE = PACKAGE_DATA / "judge_local.npz"
 PROVENANCE_FILE = PACKAGE_DATA / "judge_local.json"
-NOTE_CANDIDATES, PASSAGE_CANDIDATES = 12, 16  # as the cascade asks (prompt/cascade.py)
+NOTE_CANDIDATES, PASSAGE_CANDIDATES = 12, 16  # as the cascade asks (prompt/policy.py)
 TUNE_SHARE = 5  # one train project in this many is held apart to choose the thresholds
 KIND_L2 = 1e-2
 # kinds.jsonl's short hand-written messages count this many times: the corpus has few bare
@@ -58,7 +64,6 @@ ITEM_LR = 2e-3
 ITEM_WD = 3e-2  # on the tune projects: 1e-4 memorised the fit sessions (loss 2e-4, AUC 0.80)
 POSITIVE_WEIGHT = 4.0  # answers are ~3% of the candidates
 SEARCH_GATE = 0.5  # search / no search as a yes/no: the kinds that call for memory hold half
-MAX_FOR_NOTHING = 0.06  # the threshold keeps additions for nothing under this on the tune set
 
 
 # --- vectors ---------------------------------------------------------------------------------
@@ -198,154 +203,6 @@ def fit_items(x: np.ndarray, y: np.ndarray, seed: int = 0) -> dict[str, np.ndarr
 def mlp_scores(heads: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
     """The item head's scores, by the run-time forward itself."""
     return _mlp({f"item_{k}": v for k, v in heads.items()}, x)
-
-
-# --- the cross-encoder on the best few (model/cross.py, trained by training/cross.py) -----------
-
-CROSS_TOP = 4  # candidates per group the cross-encoder reads: ~110 ms for 8 in a hook process
-STACK_STEPS = 2000
-
-
-def top_rows(turns: Sequence[Turn], where: list[tuple[int, str]], first: np.ndarray) -> list[int]:
-    """Indices of the CROSS_TOP best rows by the first head in each (turn, group)."""
-    groups: dict[tuple[int, str], list[int]] = {}
-    for row, (n, item_id) in enumerate(where):
-        source = "notes" if item_id in notes_of(turns[n]) else "longterm"
-        groups.setdefault((n, source), []).append(row)
-    picked = []
-    for rows in groups.values():
-        picked += sorted(rows, key=lambda r: -first[r])[:CROSS_TOP]
-    return sorted(picked)
-
-
-def cross_scores(turns: Sequence[Turn], where, rows: list[int], path: Path) -> np.ndarray:
-    """The cross-encoder's probability for the given rows (JAX: the same forward as numpy)."""
-    import jax
-    import jax.numpy as jnp
-
-    from memsift.model.cross import pair_ids
-    from memsift.model.embed import get_model
-    from memsift.training.cross import batch_arrays, forward, previous_reply
-
-    with np.load(path) as data:
-        params = {k: jnp.asarray(data[k].astype(np.float32)) for k in data.files if k != "layers"}
-    model = get_model()
-    run = jax.jit(lambda w, t, m: jax.nn.sigmoid(forward(params, w, t, m)))
-    text = {(n, i.id): i.text for n, t in enumerate(turns) for i in t.items}
-    pairs = []
-    for r in rows:
-        n, item_id = where[r]
-        ids, types = pair_ids(turns[n].user, previous_reply(turns[n]), text[(n, item_id)])
-        pairs.append((ids, types, 0.0))
-    out = []
-    for start in range(0, len(pairs), 32):
-        words, types, mask, _ = batch_arrays(pairs[start:start + 32], model.word_q,
-                                             model.word_scale)
-        out.append(np.asarray(run(jnp.asarray(words), jnp.asarray(types), jnp.asarray(mask))))
-    return np.concatenate(out) if out else np.zeros(0)
-
-
-def stacked(first: np.ndarray, rows: list[int], second: np.ndarray, w: np.ndarray,
-            b: np.ndarray, turns, where) -> np.ndarray:
-    """Final scores: the stack on the rows the cross-encoder read; every other candidate of
-    a group stays below the lowest of those (it ranked under them on the first head)."""
-    final = first.copy()
-    on = 1.0 / (1.0 + np.exp(-(stack_inputs(first[rows], second) @ w + b)))
-    final[rows] = on
-    floor: dict[tuple[int, str], float] = {}
-    for r, value in zip(rows, on):
-        n, item_id = where[r]
-        key = (n, "notes" if item_id in notes_of(turns[n]) else "longterm")
-        floor[key] = min(floor.get(key, 1.0), float(value))
-    chosen = set(rows)
-    for r, (n, item_id) in enumerate(where):
-        if r not in chosen:
-            key = (n, "notes" if item_id in notes_of(turns[n]) else "longterm")
-            final[r] = min(first[r], floor.get(key, first[r]))
-    return final
-
-
-def fit_stack(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    from memsift.judge.train_kinds import fit_softmax
-
-    w, b = fit_softmax(x, y.astype(int), 2, 1e-3, steps=STACK_STEPS, lr=0.05)
-    return (w[:, 1] - w[:, 0]).astype(np.float32), np.float32(b[1] - b[0])
-
-
-# --- turn-level decisions --------------------------------------------------------------------
-
-def decide(turns: Sequence[Turn], scores: np.ndarray, where: list[tuple[int, str]],
-           search_p: np.ndarray, keep: float, worth: np.ndarray | None = None
-           ) -> dict[str, int]:
-    """The cascade's policy (prompt/cascade.py) on judged candidates: no search below
-    SEARCH_P_MIN; notes kept at the judge's threshold (these heads read the kind already), the long-term search skipped when a note
-    answers well above it or the subject is not worth keeping; passages kept a share higher;
-    the best item and a near one added. The conversation filter is left out (the corpus marks
-    answers the session already gave as expect []). Counts as the replay bench does."""
-    from memsift.prompt.policy import (
-        NOTES_ANSWERED_SHARE,
-        PASSAGE_EXTRA_SHARE,
-        SEARCH_P_MIN,
-        WORTH_MIN,
-        above,
-    )
-    from memsift.prompt.selection import MAX_ITEMS, NEAR_BEST_SHARE
-
-    groups: dict[int, dict[str, list[tuple[float, str]]]] = {}
-    for score, (n, item_id) in zip(scores, where):
-        source = "notes" if item_id in notes_of(turns[n]) else "longterm"
-        groups.setdefault(n, {}).setdefault(source, []).append((float(score), item_id))
-    out = {"need": 0, "found": 0, "nothing": 0, "for_nothing": 0, "wrong": 0}
-    for n, turn in enumerate(turns):
-        out["need" if turn.expect else "nothing"] += 1
-        if search_p[n] < SEARCH_P_MIN:
-            continue
-        threshold = keep  # LocalJudge.scores_read_the_kind: no margin for a doubtful kind
-        found = groups.get(n, {})
-        kept = [(s, i) for s, i in found.get("notes", []) if s >= threshold]
-        answered = kept and max(kept)[0] >= above(keep, NOTES_ANSWERED_SHARE)
-        if not answered and (worth is None or worth[n] >= WORTH_MIN):
-            bar = above(threshold, PASSAGE_EXTRA_SHARE)
-            kept += [(s, i) for s, i in found.get("longterm", []) if s >= bar]
-        if not kept:
-            continue
-        best = max(s for s, _ in kept)
-        added = [i for s, i in sorted(kept, reverse=True)
-                 if s >= best - NEAR_BEST_SHARE * (1.0 - keep)][:MAX_ITEMS]
-        if not turn.expect:
-            out["for_nothing"] += 1
-        elif set(added) & turn.expect:
-            out["found"] += 1
-        else:
-            out["wrong"] += 1
-    return out
-
-
-def notes_of(turn: Turn) -> set[str]:
-    return {i.id for i in turn.items if i.source == "notes"}
-
-
-def choose_threshold(turns, scores, where, search_p, worth=None) -> float:
-    """The lowest threshold whose additions for nothing stay under MAX_FOR_NOTHING (tune)."""
-    for threshold in np.round(np.arange(0.05, 0.99, 0.01), 2):
-        counts = decide(turns, scores, where, search_p, float(threshold), worth)
-        if counts["for_nothing"] <= MAX_FOR_NOTHING * max(1, counts["nothing"]):
-            return float(threshold)
-    return 0.99
-
-
-def auc_against_near(turns, scores, where) -> float:
-    """AUC of answers against same-subject items that do not answer (the `near` labels)."""
-    pos, neg = [], []
-    for score, (n, item_id) in zip(scores, where):
-        if item_id in turns[n].expect:
-            pos.append(score)
-        elif item_id in turns[n].near:
-            neg.append(score)
-    if not pos or not neg:
-        return float("nan")
-    p, q = np.asarray(pos)[:, None], np.asarray(neg)[None, :]
-    return float(((p > q).sum() + 0.5 * (p == q).sum()) / (p.size * q.size))
 
 
 # --- the run ---------------------------------------------------------------------------------

@@ -1,0 +1,84 @@
+"""The second stage of the judge's item scores in training: the best CROSS_TOP candidates of
+each group by the item head, read by the cross-encoder (model/cross.py, trained by
+training/cross.py), and the stack that combines both heads' scores on them (its inputs are the
+hook's own, memsift.judge.local.stack_inputs), fitted on the tune projects."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from memsift.judge.corpus import Turn
+from memsift.judge.local import stack_inputs
+from memsift.training.thresholds import notes_of
+
+CROSS_TOP = 4  # candidates per group the cross-encoder reads: ~110 ms for 8 in a hook process
+STACK_STEPS = 2000
+
+
+def top_rows(turns: Sequence[Turn], where: list[tuple[int, str]], first: np.ndarray) -> list[int]:
+    """Indices of the CROSS_TOP best rows by the first head in each (turn, group)."""
+    groups: dict[tuple[int, str], list[int]] = {}
+    for row, (n, item_id) in enumerate(where):
+        source = "notes" if item_id in notes_of(turns[n]) else "longterm"
+        groups.setdefault((n, source), []).append(row)
+    picked = []
+    for rows in groups.values():
+        picked += sorted(rows, key=lambda r: -first[r])[:CROSS_TOP]
+    return sorted(picked)
+
+
+def cross_scores(turns: Sequence[Turn], where, rows: list[int], path: Path) -> np.ndarray:
+    """The cross-encoder's probability for the given rows (JAX: the same forward as numpy)."""
+    import jax
+    import jax.numpy as jnp
+
+    from memsift.model.cross import pair_ids
+    from memsift.model.embed import get_model
+    from memsift.training.cross import batch_arrays, forward, previous_reply
+
+    with np.load(path) as data:
+        params = {k: jnp.asarray(data[k].astype(np.float32)) for k in data.files if k != "layers"}
+    model = get_model()
+    run = jax.jit(lambda w, t, m: jax.nn.sigmoid(forward(params, w, t, m)))
+    text = {(n, i.id): i.text for n, t in enumerate(turns) for i in t.items}
+    pairs = []
+    for r in rows:
+        n, item_id = where[r]
+        ids, types = pair_ids(turns[n].user, previous_reply(turns[n]), text[(n, item_id)])
+        pairs.append((ids, types, 0.0))
+    out = []
+    for start in range(0, len(pairs), 32):
+        words, types, mask, _ = batch_arrays(pairs[start:start + 32], model.word_q,
+                                             model.word_scale)
+        out.append(np.asarray(run(jnp.asarray(words), jnp.asarray(types), jnp.asarray(mask))))
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def stacked(first: np.ndarray, rows: list[int], second: np.ndarray, w: np.ndarray,
+            b: np.ndarray, turns, where) -> np.ndarray:
+    """Final scores: the stack on the rows the cross-encoder read; every other candidate of
+    a group stays below the lowest of those (it ranked under them on the first head)."""
+    final = first.copy()
+    on = 1.0 / (1.0 + np.exp(-(stack_inputs(first[rows], second) @ w + b)))
+    final[rows] = on
+    floor: dict[tuple[int, str], float] = {}
+    for r, value in zip(rows, on):
+        n, item_id = where[r]
+        key = (n, "notes" if item_id in notes_of(turns[n]) else "longterm")
+        floor[key] = min(floor.get(key, 1.0), float(value))
+    chosen = set(rows)
+    for r, (n, item_id) in enumerate(where):
+        if r not in chosen:
+            key = (n, "notes" if item_id in notes_of(turns[n]) else "longterm")
+            final[r] = min(first[r], floor.get(key, first[r]))
+    return final
+
+
+def fit_stack(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from memsift.judge.train_kinds import fit_softmax
+
+    w, b = fit_softmax(x, y.astype(int), 2, 1e-3, steps=STACK_STEPS, lr=0.05)
+    return (w[:, 1] - w[:, 0]).astype(np.float32), np.float32(b[1] - b[0])

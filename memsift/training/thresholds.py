@@ -1,0 +1,89 @@
+"""The cascade's policy on the training corpus's judged candidates (memsift.prompt.policy):
+what a turn would get at a threshold (found, added for nothing, wrong), the lowest threshold
+that keeps additions for nothing under a share on the tune projects, and how well the scores
+tell answers from same-subject items that do not answer. The judge trainer (training/judge.py)
+chooses its threshold and reports with these; `memsift bench --judge` counts with them too."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from memsift.judge.corpus import Turn
+
+MAX_FOR_NOTHING = 0.06  # the threshold keeps additions for nothing under this on the tune set
+
+
+def decide(turns: Sequence[Turn], scores: np.ndarray, where: list[tuple[int, str]],
+           search_p: np.ndarray, keep: float, worth: np.ndarray | None = None
+           ) -> dict[str, int]:
+    """The cascade's policy (prompt/policy.py) on judged candidates: no search below
+    SEARCH_P_MIN; notes kept at the judge's threshold (these heads read the kind already), the long-term search skipped when a note
+    answers well above it or the subject is not worth keeping; passages kept a share higher;
+    the best item and a near one added. The conversation filter is left out (the corpus marks
+    answers the session already gave as expect []). Counts as the replay bench does."""
+    from memsift.prompt.policy import (
+        NOTES_ANSWERED_SHARE,
+        PASSAGE_EXTRA_SHARE,
+        SEARCH_P_MIN,
+        WORTH_MIN,
+        above,
+    )
+    from memsift.prompt.selection import MAX_ITEMS, NEAR_BEST_SHARE
+
+    groups: dict[int, dict[str, list[tuple[float, str]]]] = {}
+    for score, (n, item_id) in zip(scores, where):
+        source = "notes" if item_id in notes_of(turns[n]) else "longterm"
+        groups.setdefault(n, {}).setdefault(source, []).append((float(score), item_id))
+    out = {"need": 0, "found": 0, "nothing": 0, "for_nothing": 0, "wrong": 0}
+    for n, turn in enumerate(turns):
+        out["need" if turn.expect else "nothing"] += 1
+        if search_p[n] < SEARCH_P_MIN:
+            continue
+        threshold = keep  # LocalJudge.scores_read_the_kind: no margin for a doubtful kind
+        found = groups.get(n, {})
+        kept = [(s, i) for s, i in found.get("notes", []) if s >= threshold]
+        answered = kept and max(kept)[0] >= above(keep, NOTES_ANSWERED_SHARE)
+        if not answered and (worth is None or worth[n] >= WORTH_MIN):
+            bar = above(threshold, PASSAGE_EXTRA_SHARE)
+            kept += [(s, i) for s, i in found.get("longterm", []) if s >= bar]
+        if not kept:
+            continue
+        best = max(s for s, _ in kept)
+        added = [i for s, i in sorted(kept, reverse=True)
+                 if s >= best - NEAR_BEST_SHARE * (1.0 - keep)][:MAX_ITEMS]
+        if not turn.expect:
+            out["for_nothing"] += 1
+        elif set(added) & turn.expect:
+            out["found"] += 1
+        else:
+            out["wrong"] += 1
+    return out
+
+
+def notes_of(turn: Turn) -> set[str]:
+    return {i.id for i in turn.items if i.source == "notes"}
+
+
+def choose_threshold(turns, scores, where, search_p, worth=None) -> float:
+    """The lowest threshold whose additions for nothing stay under MAX_FOR_NOTHING (tune)."""
+    for threshold in np.round(np.arange(0.05, 0.99, 0.01), 2):
+        counts = decide(turns, scores, where, search_p, float(threshold), worth)
+        if counts["for_nothing"] <= MAX_FOR_NOTHING * max(1, counts["nothing"]):
+            return float(threshold)
+    return 0.99
+
+
+def auc_against_near(turns, scores, where) -> float:
+    """AUC of answers against same-subject items that do not answer (the `near` labels)."""
+    pos, neg = [], []
+    for score, (n, item_id) in zip(scores, where):
+        if item_id in turns[n].expect:
+            pos.append(score)
+        elif item_id in turns[n].near:
+            neg.append(score)
+    if not pos or not neg:
+        return float("nan")
+    p, q = np.asarray(pos)[:, None], np.asarray(neg)[None, :]
+    return float(((p > q).sum() + 0.5 * (p == q).sum()) / (p.size * q.size))
