@@ -237,3 +237,46 @@ def test_names_are_capitalised_words_inside_a_sentence():
 
     assert names("When did Caroline visit Paris? What did I say") == {"caroline", "paris"}
     assert names("what should the staging model be called, stg_events?") == set()
+
+
+class PreparedJudge(WordJudge):
+    """A judge that can score on two threads at once (it has `prepare`, as the local one
+    does); the notes' scoring takes a while, and every call is logged with its time."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.log: list[tuple[str, float]] = []
+
+    def prepare(self, message):
+        self.log.append(("prepare", time.monotonic()))
+
+    def score(self, message, items, deadline=None):
+        scores = super().score(message, items, deadline)
+        if any("double underscore" in i for i in items):
+            time.sleep(0.2)
+            self.log.append(("notes scored", time.monotonic()))
+        return scores
+
+
+class TimedStore(MemoryStore):
+    def search(self, query, top_k, deadline):
+        self.started = time.monotonic()
+        return super().search(query, top_k, deadline)
+
+
+def test_with_a_judge_that_can_the_passages_are_searched_and_judged_beside_the_notes(project):
+    judge, store = PreparedJudge(), TimedStore([PASSAGE])
+    context, _ = _run(project, ASK_PASSAGE, judge, store)
+    assert "[memory m07" in context
+    (prepared, _), (scored, at) = judge.log
+    assert prepared == "prepare" and scored == "notes scored"
+    assert store.started < at  # the search began while the notes were still being judged
+
+
+def test_a_sure_note_answer_drops_the_passages_judged_beside_it(project):
+    store = TimedStore([Passage("m08", "staging model names: see the dbt style guide")])
+    context, decision = _run(project, "staging model names double underscore",
+                             PreparedJudge(), store)
+    assert _steps(decision)["worth"] == "skipped: notes answered"
+    assert "n03" in context and "m08" not in context
+    assert [a["id"] for a in decision["added"]] == ["n03"]

@@ -73,6 +73,25 @@ class LocalJudge:
         self.reply = turns[-1][1] if turns and turns[-1][0] == "assistant" else ""
         self._kinds.clear()
 
+    def prepare(self, message: str) -> None:
+        """Load what scoring `message` reads (the heads, the cross-encoder, the vectors of
+        the message in its context) on the calling thread, before threads score at once:
+        they then share it instead of each making it, and import nothing concurrently."""
+        heads = _heads(self.heads_file)
+        if "item_w1" not in heads:
+            return
+        self._vector(message)
+        self._vector(with_context(message, self.context))
+        if self.context:
+            self._vector(self.context)
+        if "stack_w" in heads:
+            from memsift.model.cross import CrossError, load
+
+            try:
+                load()
+            except (CrossError, EmbedError) as exc:
+                raise JudgeError(str(exc)) from exc
+
     @classmethod
     def from_settings(cls, settings) -> LocalJudge:
         """The local judge needs no settings; the signature matches the other backends."""

@@ -216,6 +216,10 @@ class Cascade(EarlyWork, Collaborators, Selection, StepRunner):
 
     def notes_step(self, plan: Plan) -> None:
         threshold = self._threshold(plan)
+        try:
+            self._start_passages_beside_notes()
+        except Exception as exc:  # noqa: BLE001 - the longterm step then searches itself
+            self.decision.error("longterm", f"{type(exc).__name__}: {exc}")
         items = self._timed("notes", NOTES_S, lambda d: self._judge_notes(d, threshold))
         if items is None:
             return
