@@ -15,7 +15,8 @@ from fakes.openai_server import FakeOpenAI, error_reply, text_reply
 from memsift.clock import DeadlineExceeded
 from memsift.config import load_settings
 from memsift.longterm.base import LongTermError
-from memsift.services.health import Health, classify
+from memsift.services.health import Health
+from memsift.services.pause import classify
 from memsift.services.probes import HealthError, probe_llm, probe_longterm
 
 T0 = datetime(2026, 11, 20, 14, 2, tzinfo=UTC)

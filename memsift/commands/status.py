@@ -7,7 +7,7 @@ import re
 
 import click
 
-from memsift.services.health import LABELS, SERVICES
+from memsift.services.pause import LABELS, SERVICES
 
 _DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}

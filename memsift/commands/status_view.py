@@ -13,7 +13,8 @@ from memsift import __version__
 from memsift.audit import read_audit
 from memsift.memory.notes import parse
 from memsift.paths import project_key
-from memsift.services.health import LABELS, SERVICES, Health
+from memsift.services.health import Health
+from memsift.services.pause import LABELS, SERVICES
 
 BOOTSTRAP_FILE = "bootstrap.json"  # written by the launcher when it prepares the environment
 PROJECTS_SCAN_LIMIT = 200  # status lists projects, it does not walk a huge data folder

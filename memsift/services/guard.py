@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from memsift.fsutil import LockTimeout
-from memsift.services.health import PAUSING_REASONS, Health, classify
+from memsift.services.health import Health
+from memsift.services.pause import PAUSING_REASONS, classify
 from memsift.services.probes import log_line, short
 
 # The prompt path's evidence. A call cut off with less time than this says nothing about the

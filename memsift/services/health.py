@@ -22,6 +22,7 @@ The API the cascade calls:
 
 Writes happen only on a change (a failure, a pause, a resume, a notice given), under a lock,
 atomically: many hook processes can share the file. Ended outages go to `outages.jsonl`.
+What a pause is and which failures pause a service: memsift.services.pause.
 """
 
 from __future__ import annotations
@@ -30,113 +31,33 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memsift.clock import now, parse_time
+from memsift.clock import now
 from memsift.fsutil import LockTimeout, append_line, atomic_write, file_lock
+from memsift.services.pause import (
+    FALLBACKS,
+    PAUSING_REASONS,
+    SERVICES,
+    Pause,
+    classify,
+    parse_when,
+)
 from memsift.services.probes import (
     PROBES,
     HealthError,
     log_line,
     probe_timeout,
-    reason_of_status,
     short,
     spawn_detached_probe,
 )
-
-SERVICES = ("longterm", "llm", "decisions")
-LABELS = {"longterm": "long-term memory", "llm": "the LLM decision model",
-          "decisions": "the remote decision model (System One / OpenAI Decisions)"}
-FALLBACKS = {"longterm": "work goes on with the local notes",
-             "llm": "work goes on with the local decision model",
-             "decisions": "work goes on with the local decision model"}
-
-# Reasons that mean "the service is not there for us now": pause it. Others (a bad reply)
-# are the answer to one question going wrong, not an outage.
-PAUSING_REASONS = {"refused", "timeout", "server", "auth", "slow", "rate_limited", "overloaded"}
-REASON_TEXT = {
-    "rate_limited": "rate limited (429)",
-    "overloaded": "the server is overloaded (529)",
-    "rejected": "the server rejected a request",
-    "refused": "connection refused",
-    "timeout": "no answer in time",
-    "server": "server error",
-    "auth": "not authorised (check the API key)",
-    "slow": "answers too slowly",
-    "user": "paused by the user",
-}
 
 FLAP_WINDOW_S = 600.0  # an outage starting this soon after the last one ended is a flap
 MAX_PROBE_EVERY_S = 600.0  # a flapping service is probed less often, but at least this often
 MAX_TOLD = 500  # sessions remembered per outage; older ones may be told twice, never lost
 STATE_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Pause:
-    """One current pause of a service, as read from the state file."""
-
-    service: str
-    since: str
-    reason: str
-    detail: str = ""
-    by: str = "fault"  # fault | user
-    until: str = ""  # ISO time a user pause expires; "" for none
-    outage: str = ""  # id of the outage, to remember which sessions were told
-
-    @classmethod
-    def from_dict(cls, service: str, data: Mapping[str, Any]) -> Pause:
-        return cls(service, str(data.get("since", "")), str(data.get("reason", "error")),
-                   str(data.get("detail", "")), str(data.get("by", "fault")),
-                   str(data.get("until") or ""), str(data.get("outage", "")))
-
-    def expired(self, at: datetime) -> bool:
-        return bool(self.until) and _parse(self.until) <= at
-
-    def notice(self) -> str:
-        """The words the agent reads, e.g. 'long-term memory paused since 14:02 UTC
-        (connection refused)'."""
-        since = _parse(self.since).strftime("%H:%M UTC")
-        why = REASON_TEXT.get(self.reason, self.reason)
-        until = f" until {_parse(self.until).strftime('%H:%M UTC')}" if self.until else ""
-        return f"{LABELS.get(self.service, self.service)} paused since {since}{until} ({why})"
-
-
-def _parse(text: str) -> datetime:
-    try:
-        return parse_time(text)
-    except ValueError:
-        return datetime.fromtimestamp(0).astimezone()
-
-
-def classify(exc: BaseException) -> str:
-    """The reason of a failure: refused | timeout | server | auth | error.
-
-    Our own errors carry `.reason` (LongTermError, JudgeError); foreign ones are read here,
-    at the boundary, without importing an HTTP library that is not already loaded."""
-    reason = getattr(exc, "reason", None)
-    if isinstance(reason, str) and reason:
-        return reason
-    from memsift.clock import DeadlineExceeded
-
-    if isinstance(exc, (DeadlineExceeded, TimeoutError)):
-        return "timeout"
-    if isinstance(exc, ConnectionRefusedError):
-        return "refused"
-    status = getattr(getattr(exc, "response", None), "status_code", None)
-    status = getattr(exc, "status_code", status)
-    if isinstance(status, int):
-        return reason_of_status(status) or "error"
-    httpx = sys.modules.get("httpx")
-    if httpx is not None:
-        if isinstance(exc, httpx.TimeoutException):
-            return "timeout"
-        if isinstance(exc, httpx.ConnectError):
-            return "refused"
-    return "error"
 
 
 class Health:
@@ -285,7 +206,7 @@ class Health:
 
     def _probe_due(self, entry: Mapping[str, Any], state: Mapping[str, Any]) -> bool:
         last = entry.get("probe_at") or entry.get("since") or ""
-        waited = (self.clock() - _parse(str(last))).total_seconds()
+        waited = (self.clock() - parse_when(str(last))).total_seconds()
         return waited >= self.probe_every(entry, state)
 
     def _claim_probe(self, service: str) -> bool:
@@ -351,7 +272,8 @@ class Health:
     def _count_flap(self, state: dict[str, Any], service: str) -> None:
         flaps = state.setdefault("flaps", {}).setdefault(service, {"count": 0, "last_end": ""})
         last_end = flaps.get("last_end") or ""
-        recent = last_end and (self.clock() - _parse(last_end)).total_seconds() < FLAP_WINDOW_S
+        recent = last_end and \
+            (self.clock() - parse_when(last_end)).total_seconds() < FLAP_WINDOW_S
         flaps["count"] = int(flaps.get("count", 0)) + 1 if recent else 0
 
     def _end(self, service: str, by: str) -> bool:
