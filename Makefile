@@ -64,9 +64,15 @@ train-cross: $(TRAIN_VENV)/.installed
 train: $(TRAIN_VENV)/.installed
 	$(TRAIN_VENV)/bin/python -m memsift.training.judge
 
-# The session-end keep decision (docs/session-end.md), trained on corpus/ with numpy alone:
-# writes memsift/data/keep_head.npz and its provenance, keep_head.json. Not part of `make
-# test`; a few minutes, most of them embedding the corpus once (cached under .cache/).
+# The session-end keep decision (docs/session-end.md): train-keep-cross fine-tunes the keep
+# cross-encoder with JAX (memsift/data/keep_cross.npz, ~25 minutes), then train-keep fits the
+# keep head and its stack with numpy alone (memsift/data/keep_head.npz and keep_head.json; a
+# few minutes, most of them embedding the corpus once, cached under .cache/). Not part of
+# `make test`.
+.PHONY: train-keep-cross
+train-keep-cross: $(TRAIN_VENV)/.installed
+	$(TRAIN_VENV)/bin/python -m memsift.training.keep_cross
+
 .PHONY: train-keep
 train-keep: setup
 	$(BIN)/python -m memsift.judge.train_keep

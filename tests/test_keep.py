@@ -107,3 +107,60 @@ def test_the_hand_written_exchanges_are_decided_as_labelled():
     result = measure_hand()
     assert result["exchanges"] == 72
     assert result["precision"] >= 0.85 and result["recall"] >= 0.8
+
+
+def _stacked_head(tmp_path):
+    """A head with a stack, and a keep cross-encoder from MiniLM's first layers with a random
+    head (what training starts from)."""
+    from memsift.training.cross import initial_params, save
+
+    params = initial_params()
+    params["head.weight"] = np.random.default_rng(1).normal(size=(384, 1)).astype(np.float32)
+    save(params, tmp_path / "keep_cross.npz")
+    shipped = keep.load_head()
+    head = keep.Head(shipped.keep, shipped.restate, 0.61, shipped.restate_threshold,
+                     np.asarray([0.5, 1.5, -0.2], np.float32), 0.77)
+    pairs = [keep.SessionExchange("why did the export fail?",
+                                  "Root cause: the S3 token expired; rotate it in vault first."),
+             keep.SessionExchange("thanks", "You're welcome.")]
+    rows = np.concatenate([keep.session_rows([p], keep.Held(), _embed, head.restate)
+                           for p in pairs])
+    return head, pairs, rows, tmp_path / "keep_cross.npz"
+
+
+def _embed(texts):
+    from memsift.model.embed import embed
+
+    return embed(list(texts))
+
+
+def test_the_stack_reads_the_head_and_the_keep_cross_encoder_together(tmp_path):
+    from memsift.model.cross import load
+
+    head, pairs, rows, cross_file = _stacked_head(tmp_path)
+    probabilities, threshold = head.decide(rows, pairs, cross_file)
+    cross = load(cross_file).score_exchanges([(p.user, p.reply) for p in pairs])
+    expected = keep.stacked(head.stack, head.keep_probability(rows), cross)
+    np.testing.assert_allclose(probabilities, expected, rtol=1e-5)
+    assert threshold == 0.61
+    assert not np.allclose(probabilities, head.keep_probability(rows))
+
+
+def test_without_its_cross_encoder_the_stack_falls_back_to_the_head_and_its_own_threshold(
+        tmp_path):
+    head, pairs, rows, _ = _stacked_head(tmp_path)
+    probabilities, threshold = head.decide(rows, pairs, tmp_path / "missing.npz")
+    np.testing.assert_allclose(probabilities, head.keep_probability(rows))
+    assert threshold == 0.77
+
+
+def test_a_stacked_head_is_saved_and_loaded_whole(tmp_path):
+    head, *_ = _stacked_head(tmp_path)
+    keep.save(head, tmp_path / "head.npz")
+    keep.load_head.cache_clear()
+    try:
+        loaded = keep.load_head(tmp_path / "head.npz")
+    finally:
+        keep.load_head.cache_clear()
+    np.testing.assert_allclose(loaded.stack, head.stack)
+    assert (loaded.keep_threshold, loaded.head_threshold) == (0.61, 0.77)

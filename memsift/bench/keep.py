@@ -121,10 +121,11 @@ def measure_hand() -> dict:
 
     rows = keep.load_exchanges()
     head = keep.load_head()
-    x = np.concatenate([
-        keep.session_rows([keep.SessionExchange(r.user, r.assistant)], keep.Held(), embed,
-                          head.restate) for r in rows])
-    predicted = head.keep_probability(x) >= head.keep_threshold
+    exchanges = [keep.SessionExchange(r.user, r.assistant) for r in rows]
+    x = np.concatenate([keep.session_rows([e], keep.Held(), embed, head.restate)
+                        for e in exchanges])
+    probabilities, threshold = head.decide(x, exchanges)
+    predicted = probabilities >= threshold
     tp = sum(1 for r, p in zip(rows, predicted) if p and r.keep)
     return {"exchanges": len(rows), "to_keep": sum(r.keep for r in rows),
             "precision": round(tp / max(1, int(predicted.sum())), 3),

@@ -154,3 +154,12 @@ class Vectors:
 
     def one(self, text: str):
         return self.table[self.key(text)]
+
+
+TUNE_SHARE = 5  # one train project in this many is held apart to choose thresholds and stacks
+
+
+def tune_project(project: str) -> bool:
+    """Whether a train project is held apart to tune: thresholds and stacks are chosen on
+    its sessions, which the models they combine were not fitted on."""
+    return int(hashlib.sha256(project.encode()).hexdigest(), 16) % TUNE_SHARE == 0

@@ -226,26 +226,72 @@ def provenance_path() -> Path:
     return weights_path().with_suffix(".json")
 
 
+def logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(np.asarray(p, np.float64), 1e-6, 1 - 1e-6)
+    return np.log(p / (1 - p))
+
+
+def cross_probability(exchanges: Sequence[SessionExchange], path: Path | None = None
+                      ) -> np.ndarray:
+    """The keep cross-encoder's probability for each exchange (memsift.model.cross)."""
+    from memsift.model.cross import KEEP_CROSS_FILE, CrossError, load
+
+    path = path or KEEP_CROSS_FILE
+    if not path.exists():
+        raise CrossError(f"the keep cross-encoder {path.name} is missing")
+    return load(path).score_exchanges([(e.user, e.reply) for e in exchanges])
+
+
+def stacked(stack: np.ndarray, head_p: np.ndarray, cross_p: np.ndarray) -> np.ndarray:
+    """The head's and the cross-encoder's probabilities, stacked (weights, then bias)."""
+    return sigmoid(stack[0] * logit(head_p) + stack[1] * logit(cross_p) + stack[2])
+
+
 @dataclass(frozen=True)
 class Head:
-    """The trained weights: the keep head, the restatement head, their thresholds."""
+    """The trained weights: the keep head, the restatement head, their thresholds; with the
+    keep cross-encoder, the stack of the two and the threshold of the head alone (for a
+    machine where the cross-encoder cannot load)."""
 
     keep: np.ndarray
     restate: np.ndarray
     keep_threshold: float = KEEP_THRESHOLD
     restate_threshold: float = RESTATE_THRESHOLD
+    stack: np.ndarray | None = None
+    head_threshold: float | None = None
 
     def keep_probability(self, rows: np.ndarray) -> np.ndarray:
+        """The head alone."""
         return sigmoid(rows @ self.keep)
+
+    def decide(self, rows: np.ndarray, exchanges: Sequence[SessionExchange],
+               cross_file: Path | None = None) -> tuple[np.ndarray, float]:
+        """Each exchange's probability of being kept, and the threshold to read it against:
+        the stack when there is one and the cross-encoder loads, else the head alone."""
+        alone = self.keep_probability(rows)
+        if self.stack is None:
+            return alone, self.keep_threshold
+        from memsift.model.cross import CrossError
+        from memsift.model.embed import EmbedError
+
+        try:
+            cross = cross_probability(exchanges, cross_file)
+            return stacked(self.stack, alone, cross), self.keep_threshold
+        except (CrossError, EmbedError):
+            return alone, self.head_threshold if self.head_threshold is not None \
+                else self.keep_threshold
 
     def restate_probability(self, pairs: np.ndarray) -> np.ndarray:
         return sigmoid(pairs @ self.restate)
 
 
 def save(head: Head, path: Path | None = None) -> None:
+    extra = {} if head.stack is None else {
+        "stack": np.asarray(head.stack, np.float32),
+        "head_threshold": np.asarray(head.head_threshold)}
     np.savez(path or weights_path(), keep=head.keep, restate=head.restate,
              thresholds=np.asarray([head.keep_threshold, head.restate_threshold]),
-             n_features=np.asarray(n_features()))
+             n_features=np.asarray(n_features()), **extra)
 
 
 @lru_cache(maxsize=1)
@@ -254,7 +300,9 @@ def load_head(path: Path | None = None) -> Head:
         if int(data["n_features"]) != n_features():
             raise ValueError("keep head was trained with other features; retrain it")
         keep_t, restate_t = (float(v) for v in data["thresholds"])
-        return Head(data["keep"], data["restate"], keep_t, restate_t)
+        stack = data["stack"] if "stack" in data.files else None
+        head_t = float(data["head_threshold"]) if "head_threshold" in data.files else None
+        return Head(data["keep"], data["restate"], keep_t, restate_t, stack, head_t)
 
 
 def recorded_provenance() -> dict:

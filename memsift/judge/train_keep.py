@@ -30,7 +30,16 @@ import numpy as np
 
 from memsift.clock import now_iso
 from memsift.judge import keep
-from memsift.judge.corpus import CORPUS, REPO, Turn, Vectors, read_corpus, session_files
+from memsift.judge.corpus import (
+    CORPUS,
+    REPO,
+    Turn,
+    Vectors,
+    read_corpus,
+    session_files,
+    tune_project,
+)
+from memsift.model.cross import KEEP_CROSS_FILE
 from memsift.model.embed import MODEL_ID
 from memsift.model.lexical import content_words
 
@@ -42,6 +51,7 @@ RESTATE_PRECISION = 0.8  # of the exchanges said to restate an item, this share 
 STEPS = 300  # Adam steps; the validation numbers stop moving well before
 LEARNING_RATE = 0.05
 TARGET = 0.8  # the precision and recall asked for on val
+STACK_L2 = 1e-3  # three weights fitted on ~1,500 exchanges: little to regularise
 BETA = 0.7  # a note for nothing is a distractor on every later prompt of its subject; a
 #             missed one costs the work once: precision counts twice as much as recall
 
@@ -182,8 +192,26 @@ def extra_rows(vectors: Vectors, restate: np.ndarray) -> tuple[np.ndarray, np.nd
     return x, np.asarray([r.keep for r in rows], np.float32)
 
 
+def with_stack(head: keep.Head, oof: np.ndarray, y: np.ndarray, order: Sequence[Turn],
+               projects: Sequence[str]) -> keep.Head:
+    """The head and the keep cross-encoder stacked, on the tune projects: the cross-encoder
+    was not trained on them (memsift.training.keep_cross), and the head's scores there are
+    out of fold. Three weights, and the threshold chosen on the same exchanges."""
+    tune = np.asarray([i < len(order) and tune_project(p) for i, p in enumerate(projects)])
+    if len(set(y[tune].tolist())) < 2:
+        return head  # no tune project with both kinds of exchange (a small corpus)
+    exchanges = [keep.SessionExchange(t.user, t.assistant)
+                 for t, held_out in zip(order, tune) if held_out]
+    cross = keep.cross_probability(exchanges)
+    x = np.stack([keep.logit(oof[tune]), keep.logit(cross), np.ones(len(cross))], axis=1)
+    stack = fit(x, y[tune], STACK_L2)
+    threshold = choose_threshold(keep.sigmoid(x @ stack), y[tune])
+    return keep.Head(head.keep, head.restate, threshold, head.restate_threshold,
+                     stack.astype(np.float32), head.keep_threshold)
+
+
 def train(corpus_root: Path = CORPUS, out: Path | None = None, extra: bool = True,
-          cache: Path = VECTOR_CACHE) -> dict:
+          cache: Path = VECTOR_CACHE, with_cross: bool = True) -> dict:
     turns = [t for t in read_corpus((corpus_root,)) if t.keep is not None]
     vectors = Vectors(cache)
     vectors.fill(sorted({s for t in turns for s in (t.user, t.assistant,
@@ -201,9 +229,14 @@ def train(corpus_root: Path = CORPUS, out: Path | None = None, extra: bool = Tru
         x_extra, y_extra = extra_rows(vectors, restate_w)
         x, y = np.vstack([x, x_extra]), np.concatenate([y, y_extra])
         projects += [f"extra-{i}" for i in range(len(y_extra))]
-    threshold = choose_threshold(out_of_fold(x, y, folds_of(projects), KEEP_L2), y)
+    oof = out_of_fold(x, y, folds_of(projects), KEEP_L2)
+    threshold = choose_threshold(oof, y)
     head = keep.Head(fit(x, y, KEEP_L2), restate_w, threshold, restate_t)
+    if with_cross and KEEP_CROSS_FILE.exists():
+        head = with_stack(head, oof, y, order, projects)
     report = evaluate(head, val_s, vectors)
+    if head.stack is not None:
+        report["keep_cross_sha256"] = file_hash(KEEP_CROSS_FILE)
     report.update(train_exchanges=len(y), train_keep=int(y.sum()),
                   train_sessions=len(train_s), train_projects=len({t.project for t in order}))
     path = out or keep.weights_path()
@@ -215,7 +248,10 @@ def train(corpus_root: Path = CORPUS, out: Path | None = None, extra: bool = Tru
 def evaluate(head: keep.Head, sessions: dict[str, list[Turn]], vectors: Vectors) -> dict:
     x, order = keep_rows(sessions, vectors, head.restate)
     y = np.asarray([bool(t.keep) for t in order], np.float32)
-    precision, recall = precision_recall(head.keep_probability(x) >= head.keep_threshold, y)
+    probabilities, threshold = head.decide(
+        x, [keep.SessionExchange(t.user, t.assistant) for t in order])
+    precision, recall = precision_recall(probabilities >= threshold, y)
+    alone = precision_recall(head.keep_probability(x) >= (head.head_threshold or threshold), y)
     rx, ry, owner = restate_rows(sessions, vectors)
     best, right, any_ = best_per_exchange(head.restate_probability(rx), ry, owner)
     named = best >= head.restate_threshold
@@ -225,7 +261,9 @@ def evaluate(head: keep.Head, sessions: dict[str, list[Turn]], vectors: Vectors)
             "val_precision": round(precision, 3), "val_recall": round(recall, 3),
             "val_restate_precision": round(r_precision, 3),
             "val_restate_recall": round(r_recall, 3),
-            "keep_threshold": head.keep_threshold, "restate_threshold": head.restate_threshold}
+            "keep_threshold": head.keep_threshold, "restate_threshold": head.restate_threshold,
+            "stacked_with_cross_encoder": head.stack is not None,
+            "head_alone_precision": round(alone[0], 3), "head_alone_recall": round(alone[1], 3)}
 
 
 def corpus_sha256(root: Path) -> str:

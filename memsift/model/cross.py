@@ -27,10 +27,13 @@ from memsift.model.embed import DIM, MiniLM, _layer_norm, _pad, _save_npy, file_
 from memsift.paths import PACKAGE_DATA
 
 CROSS_FILE = PACKAGE_DATA / "cross_encoder.npz"
+KEEP_CROSS_FILE = PACKAGE_DATA / "keep_cross.npz"  # the session end's, over one exchange
 CACHE_FORMAT = 1  # bump when the cache layout changes: old caches are rebuilt
 MESSAGE_TOKENS = 40  # [CLS] + the message's first words + [SEP]
 CONTEXT_TOKENS = 32  # the reply before: its first words + [SEP]
 ITEM_TOKENS = 56  # the item's first words + [SEP]: notes and passages are a few lines
+KEEP_USER_TOKENS = 48  # the keep cross-encoder: [CLS] + the message + [SEP]
+KEEP_REPLY_TOKENS = 81  # the reply's first words + [SEP]: the fact is usually said first
 
 
 class CrossError(Exception):
@@ -49,6 +52,17 @@ def pair_ids(message: str, context: str, item: str) -> tuple[list[int], list[int
     return first + second, [0] * len(first) + [1] * len(second)
 
 
+def keep_ids(user: str, reply: str) -> tuple[list[int], list[int]]:
+    """Token ids and type ids of one exchange, `[CLS] message [SEP] reply [SEP]`, as the
+    session end's keep cross-encoder reads it (memsift.judge.keep)."""
+    from memsift.model.wordpiece import default_tokenizer
+
+    tok = default_tokenizer()
+    first = tok.encode(user, KEEP_USER_TOKENS)
+    second = tok.encode(reply, KEEP_REPLY_TOKENS)[1:]
+    return first + second, [0] * len(first) + [1] * len(second)
+
+
 class CrossEncoder:
     def __init__(self, weights: dict[str, np.ndarray], base: MiniLM) -> None:
         self.layers = int(weights["layers"])
@@ -64,6 +78,15 @@ class CrossEncoder:
             return np.zeros(0, np.float32)
         encoded = [pair_ids(message, context, item) for item in items]
         return self.score_ids([ids for ids, _ in encoded], [types for _, types in encoded])
+
+    def score_exchanges(self, exchanges: Sequence[tuple[str, str]], batch: int = 16
+                        ) -> np.ndarray:
+        """Probability that each (message, reply) exchange is worth keeping (keep_ids)."""
+        out = [np.zeros(0, np.float32)]
+        for start in range(0, len(exchanges), batch):
+            encoded = [keep_ids(u, r) for u, r in exchanges[start:start + batch]]
+            out.append(self.score_ids([i for i, _ in encoded], [t for _, t in encoded]))
+        return np.concatenate(out)
 
     def score_ids(self, ids: Sequence[Sequence[int]], types: Sequence[Sequence[int]]) -> np.ndarray:
         batch, mask = _pad(ids)
@@ -91,7 +114,10 @@ def load(path: Path = CROSS_FILE) -> CrossEncoder:
 def _load(path: Path) -> CrossEncoder:
     from memsift.paths import get_paths
 
-    return CrossEncoder(cached_weights(path, get_paths().cache_dir / "cross"), get_model())
+    # One cache folder per weights file (its bytes are checked too: a file of the same name
+    # from elsewhere rebuilds it).
+    cache = get_paths().cache_dir / path.stem
+    return CrossEncoder(cached_weights(path, cache), get_model())
 
 
 def read_weights(path: Path) -> dict[str, np.ndarray]:

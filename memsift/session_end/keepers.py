@@ -42,14 +42,18 @@ class OfflineKeeper:
         self._keep = keep
         self.head = keep.load_head()
         self.threshold = self.head.keep_threshold if threshold is None else threshold
+        self._own_threshold = threshold is None
         self._probability: dict[int, float] = {}
 
     def begin(self, view: SessionView) -> None:
         """Score every exchange of the session at once (one matrix product)."""
-        rows = self._keep.session_rows(
-            [self._keep.SessionExchange(e.user, e.assistant) for e in view.exchanges],
-            view.memory.held, view.embed, self.head.restate)
-        for exchange, p in zip(view.exchanges, self.head.keep_probability(rows)):
+        exchanges = [self._keep.SessionExchange(e.user, e.assistant) for e in view.exchanges]
+        rows = self._keep.session_rows(exchanges, view.memory.held, view.embed,
+                                       self.head.restate)
+        probabilities, threshold = self.head.decide(rows, exchanges)
+        if self._own_threshold:
+            self.threshold = threshold  # the head alone has its own when the stack cannot load
+        for exchange, p in zip(view.exchanges, probabilities):
             self._probability[exchange.turn] = float(p)
 
     def probability(self, exchange: Exchange) -> float:

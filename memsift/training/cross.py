@@ -128,20 +128,36 @@ def batch_arrays(rows, word_q, word_scale):
 
 
 def train(steps: int = STEPS, out: Path = CROSS_FILE, corpus_root: Path = CORPUS) -> dict:
+    started = time.time()
+    turns = list(read_corpus((corpus_root,)))
+    from memsift.judge.corpus import tune_project
+
+    rows = examples([t for t in turns if t.split == "train" and not tune_project(t.project)])
+    fit(rows, steps, out)
+    record = {"command": f"python -m memsift.training.cross --steps {steps}",
+              "date": datetime.now(UTC).isoformat(timespec="seconds"),
+              "corpus_sha256": corpus_hash((corpus_root,)),
+              "weights_sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
+              "layers": LAYERS, "steps": steps, "pairs": len(rows),
+              "seconds": round(time.time() - started)}
+    out.with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return record
+
+
+def fit(rows: list[tuple[list[int], list[int], float]], steps: int, out: Path, *,
+        positive_weight: float = POSITIVE_WEIGHT, lr: float = LR) -> None:
+    """Train from MiniLM's first layers on (ids, type ids, label) rows; save to `out`
+    every 300 steps and at the end."""
     import jax
     import jax.numpy as jnp
     import optax
 
     started = time.time()
-    turns = list(read_corpus((corpus_root,)))
-    from memsift.training.judge import tune_project
-
-    rows = examples([t for t in turns if t.split == "train" and not tune_project(t.project)])
     print(f"pairs: {len(rows)}, answers {int(sum(r[2] for r in rows))}", flush=True)
     model = get_model()
     params = {k: jnp.asarray(v) for k, v in initial_params().items()}
-    schedule = optax.join_schedules([optax.linear_schedule(0.0, LR, WARMUP),
-                                     optax.linear_schedule(LR, 0.0, max(1, steps - WARMUP))],
+    schedule = optax.join_schedules([optax.linear_schedule(0.0, lr, WARMUP),
+                                     optax.linear_schedule(lr, 0.0, max(1, steps - WARMUP))],
                                     [WARMUP])
     head_schedule = optax.join_schedules(
         [optax.linear_schedule(0.0, HEAD_LR, WARMUP),
@@ -154,7 +170,7 @@ def train(steps: int = STEPS, out: Path = CROSS_FILE, corpus_root: Path = CORPUS
 
     def loss(p, words, types, mask, labels):
         logits = forward(p, words, types, mask)
-        weight = jnp.where(labels > 0.5, POSITIVE_WEIGHT, 1.0)
+        weight = jnp.where(labels > 0.5, positive_weight, 1.0)
         return jnp.mean(weight * optax.sigmoid_binary_cross_entropy(logits, labels))
 
     @jax.jit
@@ -181,14 +197,6 @@ def train(steps: int = STEPS, out: Path = CROSS_FILE, corpus_root: Path = CORPUS
         if number % 300 == 299:
             save(params, out)
     save(params, out)
-    record = {"command": f"python -m memsift.training.cross --steps {steps}",
-              "date": datetime.now(UTC).isoformat(timespec="seconds"),
-              "corpus_sha256": corpus_hash((corpus_root,)),
-              "weights_sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
-              "layers": LAYERS, "steps": steps, "pairs": len(rows),
-              "seconds": round(time.time() - started)}
-    out.with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    return record
 
 
 def save(params, out: Path) -> None:

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from memsift.judge.base import KINDS, SEARCH_KINDS
-from memsift.judge.corpus import CORPUS, Turn, Vectors, corpus_hash, read_corpus
+from memsift.judge.corpus import CORPUS, Turn, Vectors, corpus_hash, read_corpus, tune_project
 from memsift.judge.features import (
     EMBED_SCALE,
     item_matrix,
@@ -50,7 +50,6 @@ from memsift.training.thresholds import auc_against_near, choose_threshold, deci
 HEADS_FILE = PACKAGE_DATA / "judge_local.npz"
 PROVENANCE_FILE = PACKAGE_DATA / "judge_local.json"
 NOTE_CANDIDATES, PASSAGE_CANDIDATES = 12, 16  # as the cascade asks (prompt/policy.py)
-TUNE_SHARE = 5  # one train project in this many is held apart to choose the thresholds
 KIND_L2 = 1e-2
 # kinds.jsonl's short hand-written messages count this many times: the corpus has few bare
 # one-liners, and with them once the held-out kinds.jsonl accuracy fell from 0.94 to 0.84
@@ -206,10 +205,6 @@ def mlp_scores(heads: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
 
 
 # --- the run ---------------------------------------------------------------------------------
-
-def tune_project(project: str) -> bool:
-    return int(hashlib.sha256(project.encode()).hexdigest(), 16) % TUNE_SHARE == 0
-
 
 def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
           provenance_file: Path = PROVENANCE_FILE, cross_file: Path | None = None) -> dict:
