@@ -53,10 +53,26 @@ MAX_SENTENCES = 3
 SHORT_ANSWER_CHARS = 60  # a first sentence this short states the choice itself
 
 
+_AFTER_FILLER = re.compile(r",\s*but\s+|;\s+|:\s+|\s+(?:—|--)\s+")
+MIN_REST_WORDS = 3  # what follows "Nothing recorded, but" must carry this much to be the fact
+
+
 def sentences(text: str) -> list[str]:
     text = _CODE_BLOCK.sub(" ", text)
     parts = [" ".join(p.split()).lstrip("-*# ").strip() for p in _SENTENCE.split(text)]
-    return [p for p in parts if len(p) > 3 and not _FILLER_SENTENCE.match(p)]
+    return [p for p in (_without_filler(p) for p in parts if len(p) > 3) if p]
+
+
+def _without_filler(sentence: str) -> str:
+    """The sentence, or what it says after a filler opening ("Nothing recorded, but it can
+    resume: ..." is the fact itself); "" when it is filler through and through."""
+    if not _FILLER_SENTENCE.match(sentence):
+        return sentence
+    cut = _AFTER_FILLER.search(sentence)
+    rest = sentence[cut.end():].strip() if cut else ""
+    if len(content_words(rest)) < MIN_REST_WORDS:
+        return ""
+    return rest[:1].upper() + rest[1:]
 
 
 def _clean(sentence: str) -> str:
