@@ -48,7 +48,7 @@ tmux:
 	  || echo "tmux could not be installed: the terminal test will be skipped"
 
 # Training the local judge on corpus/ (docs/decision-model.md): JAX on the CPU, in its own venv
-# so memsift's install stays numpy-only. Not part of `make test`; about 45 minutes in all on a
+# so memsift's install stays numpy-only. Not part of `make test`; about 40 minutes in all on a
 # quiet 2-core machine. train-cross writes memsift/data/cross_encoder.npz, then train the
 # heads stacked on it (memsift/data/judge_local.npz); each writes its provenance beside it.
 TRAIN_VENV := $(CACHE)/train-venv
@@ -64,9 +64,10 @@ train-cross: $(TRAIN_VENV)/.installed
 train: $(TRAIN_VENV)/.installed
 	$(TRAIN_VENV)/bin/python -m memsift.training.judge
 
-# The session-end keep decision (docs/session-end.md): train-keep-cross fine-tunes the keep
-# cross-encoder with JAX (memsift/data/keep_cross.npz, ~25 minutes), then train-keep fits the
-# keep head and its stack with numpy alone (memsift/data/keep_head.npz and keep_head.json; a
+# The session-end keep decision (docs/session-end.md): train-keep fits the keep head with numpy
+# alone; train-keep-cross (optional, not shipped: docs/session-end.md says why) fine-tunes a
+# keep cross-encoder with JAX (memsift/data/keep_cross.npz, ~10 minutes) that train-keep then
+# stacks on the head (memsift/data/keep_head.npz and keep_head.json; a
 # few minutes, most of them embedding the corpus once, cached under .cache/). Not part of
 # `make test`.
 .PHONY: train-keep-cross
