@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from memsift.model import embed as embed_module
+from memsift.model import floatcache
 from memsift.model.embed import DIM, MODEL_ID, embed, load_model, onnx_path
 from memsift.model.onnxread import OnnxFormatError, read_graph
 from memsift.model.wordpiece import basic_tokens, default_tokenizer
@@ -75,7 +76,7 @@ def test_cache_is_rebuilt_when_the_onnx_file_changes(tmp_path):
     meta_path.write_text(json.dumps(meta))
     load_model(onnx, cache)
     rebuilt = json.loads(meta_path.read_text())
-    assert rebuilt["onnx_sha256"] == embed_module.file_sha256(onnx)
+    assert rebuilt["onnx_sha256"] == floatcache.file_sha256(onnx)
 
 
 def test_an_unfinished_cache_without_meta_is_rebuilt(tmp_path):

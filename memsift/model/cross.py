@@ -16,14 +16,14 @@ its float32 copy is cached once in the user's cache folder and mmapped by every 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from memsift.model.embed import DIM, MiniLM, _layer_norm, _pad, _save_npy, file_sha256, get_model
+from memsift.model import floatcache
+from memsift.model.embed import DIM, MiniLM, _layer_norm, _pad, get_model
 from memsift.paths import PACKAGE_DATA
 
 CROSS_FILE = PACKAGE_DATA / "cross_encoder.npz"
@@ -129,10 +129,10 @@ def read_weights(path: Path) -> dict[str, np.ndarray]:
 
 
 def cached_weights(path: Path, cache: Path) -> dict[str, np.ndarray]:
-    """The weights as float32 views of the cache's mmap, the cache (re)built from `path`
-    when it is missing or was made from other bytes. A cache that cannot be written or read
-    is no error: the weights then come from `path` itself."""
-    meta = _read_meta(cache)
+    """The weights as float32 views of the cache's mmap (memsift.model.floatcache), the cache
+    (re)built from `path` when it is missing or was made from other bytes. A cache that cannot
+    be written or read is no error: the weights then come from `path` itself."""
+    meta = floatcache.read_meta(cache)
     if meta is None or not _meta_matches(meta, path):
         weights = read_weights(path)
         try:
@@ -140,52 +140,26 @@ def cached_weights(path: Path, cache: Path) -> dict[str, np.ndarray]:
         except OSError:
             return weights
     try:
-        floats = np.asarray(np.load(cache / "weights.npy", mmap_mode="r"))
-        weights = {"layers": np.asarray(meta["layers"])}
-        for name, (offset, shape) in meta["index"].items():
-            weights[name] = floats[offset:offset + int(np.prod(shape))].reshape(shape)
-        return weights
+        return {"layers": np.asarray(meta["layers"]), **floatcache.unpack(cache, meta["index"])}
     except (OSError, ValueError, KeyError, TypeError):
         return read_weights(path)
 
 
-def _read_meta(cache: Path) -> dict | None:
-    try:
-        meta = json.loads((cache / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return meta if isinstance(meta, dict) and meta.get("format") == CACHE_FORMAT else None
-
-
 def _meta_matches(meta: dict, path: Path) -> bool:
-    """The same bytes as the cache was made from; hashed only when size or mtime moved."""
+    if meta.get("format") != CACHE_FORMAT:
+        return False
     try:
-        stat = path.stat()
+        return floatcache.unchanged(meta, path)
     except OSError as exc:
         raise CrossError(f"the cross-encoder's weights are missing: {exc}") from exc
-    if meta.get("size") == stat.st_size and meta.get("mtime_ns") == stat.st_mtime_ns:
-        return True
-    return meta.get("sha256") == file_sha256(path)
 
 
 def _write_cache(cache: Path, path: Path, weights: dict[str, np.ndarray]) -> dict:
-    """weights.npy, then meta.json last (a cache without it is unfinished and rebuilt)."""
-    from memsift.fsutil import atomic_write
-
-    index, blob, offset = {}, [], 0
-    for name, array in weights.items():
-        if name == "layers" or not array.ndim:
-            continue
-        index[name] = (offset, list(array.shape))
-        blob.append(np.ascontiguousarray(array, dtype=np.float32).ravel())
-        offset += blob[-1].size
-    stat = path.stat()
-    meta = {"format": CACHE_FORMAT, "sha256": file_sha256(path), "size": stat.st_size,
-            "mtime_ns": stat.st_mtime_ns, "layers": int(weights["layers"]), "index": index}
-    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
-    (cache / "meta.json").unlink(missing_ok=True)
-    _save_npy(cache / "weights.npy", np.concatenate(blob))
-    atomic_write(cache / "meta.json", json.dumps(meta))
+    floats, index = floatcache.pack(
+        {name: array for name, array in weights.items() if name != "layers" and array.ndim})
+    meta = {"format": CACHE_FORMAT, **floatcache.stamp(path), "layers": int(weights["layers"]),
+            "index": index}
+    floatcache.write(cache, meta, {floatcache.WEIGHTS: floats})
     return meta
 
 

@@ -11,13 +11,13 @@ so a fresh process pays for numpy, the mmap and the forward pass only.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from memsift.model import floatcache
 
 MODEL_ID = "all-MiniLM-L6-v2"
 DIM = 384
@@ -30,6 +30,7 @@ LN_EPS = 1e-12  # BERT's LayerNorm epsilon
 
 _WORD_Q = "embeddings.word_embeddings.weight_q"
 _WORD_SCALE = "embeddings.word_embeddings.weight_scale"
+ONNX_KEYS = "onnx_"  # the cache's record of the ONNX file: onnx_size, onnx_mtime_ns, onnx_sha256
 
 
 class EmbedError(Exception):
@@ -178,7 +179,7 @@ def onnx_path() -> Path:
 
 def load_model(onnx: Path, cache: Path, model_id: str = MODEL_ID) -> MiniLM:
     """Open the cache for this ONNX file and model id, rebuilding it when either changed."""
-    meta = _read_meta(cache)
+    meta = floatcache.read_meta(cache)
     if meta is None or not _meta_matches(meta, onnx, model_id):
         meta = build_cache(onnx, cache, model_id)
     try:
@@ -187,45 +188,20 @@ def load_model(onnx: Path, cache: Path, model_id: str = MODEL_ID) -> MiniLM:
         raise EmbedError(f"the model cache in {cache} is unreadable: {exc}") from exc
 
 
-def _read_meta(cache: Path) -> dict | None:
-    try:
-        return json.loads((cache / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def _meta_matches(meta: dict, onnx: Path, model_id: str) -> bool:
     """Same model id and format, and the same ONNX bytes. The sha256 is only recomputed when
     the file's size or mtime moved, so a normal start never hashes 22 MB."""
     if meta.get("model_id") != model_id or meta.get("format") != CACHE_FORMAT:
         return False
     try:
-        stat = onnx.stat()
+        return floatcache.unchanged(meta, onnx, ONNX_KEYS)
     except OSError as exc:
         raise EmbedError(f"model file unreadable: {exc}") from exc
-    if meta.get("onnx_size") == stat.st_size and meta.get("onnx_mtime_ns") == stat.st_mtime_ns:
-        return True
-    return meta.get("onnx_sha256") == file_sha256(onnx)
-
-
-def file_sha256(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _open_cache(cache: Path, meta: dict) -> MiniLM:
-    # Plain ndarray views of the maps: numpy's memmap subclass slows every operation on them.
-    floats = np.asarray(np.load(cache / "weights.npy", mmap_mode="r"))
-    weights = {}
-    for name, (offset, shape) in meta["index"].items():
-        size = int(np.prod(shape)) if shape else 1
-        weights[name] = floats[offset:offset + size].reshape(shape)
-    word_q = np.asarray(np.load(cache / "words.npy", mmap_mode="r"))
+    weights = floatcache.unpack(cache, meta["index"])
+    word_q = floatcache.open_npy(cache / "words.npy")
     return MiniLM(weights, word_q, weights.pop(_WORD_SCALE))
 
 
@@ -242,44 +218,15 @@ def build_cache(onnx: Path, cache: Path, model_id: str = MODEL_ID) -> dict:
     except (OSError, OnnxFormatError, KeyError) as exc:
         raise EmbedError(f"cannot read the model {onnx.name}: {exc}") from exc
     word_q = tensors.pop(_WORD_Q)
-    index, blob, offset = {}, [], 0
-    for name, array in tensors.items():
-        flat = np.ascontiguousarray(array, dtype=np.float32).ravel()
-        index[name] = (offset, list(array.shape))
-        blob.append(flat)
-        offset += flat.size
-    stat = onnx.stat()
+    floats, index = floatcache.pack(tensors)
     meta = {"model_id": model_id, "format": CACHE_FORMAT,
-            "onnx_sha256": hashlib.sha256(data).hexdigest(), "onnx_size": stat.st_size,
-            "onnx_mtime_ns": stat.st_mtime_ns, "index": index}
+            **floatcache.stamp(onnx, ONNX_KEYS, hashlib.sha256(data).hexdigest()),
+            "index": index}
     try:
-        _write_cache(cache, np.concatenate(blob), word_q, meta)
+        floatcache.write(cache, meta, {floatcache.WEIGHTS: floats, "words.npy": word_q})
     except OSError as exc:
         raise EmbedError(f"cannot write the model cache in {cache}: {exc}") from exc
     return meta
-
-
-def _write_cache(cache: Path, floats: np.ndarray, word_q: np.ndarray, meta: dict) -> None:
-    from memsift.fsutil import atomic_write
-
-    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
-    (cache / "meta.json").unlink(missing_ok=True)
-    _save_npy(cache / "weights.npy", floats)
-    _save_npy(cache / "words.npy", word_q)
-    atomic_write(cache / "meta.json", json.dumps(meta))
-
-
-def _save_npy(path: Path, array: np.ndarray) -> None:
-    import tempfile  # only when the cache is built: keeps it off a fresh process's imports
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.save(handle, array)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def bert_tensors(graph) -> dict[str, np.ndarray]:
