@@ -234,12 +234,9 @@ def logit(p: np.ndarray) -> np.ndarray:
 def cross_probability(exchanges: Sequence[SessionExchange], path: Path | None = None
                       ) -> np.ndarray:
     """The keep cross-encoder's probability for each exchange (memsift.model.cross)."""
-    from memsift.model.cross import KEEP_CROSS_FILE, CrossError, load
+    from memsift.model.cross import KEEP_CROSS_FILE, load
 
-    path = path or KEEP_CROSS_FILE
-    if not path.exists():
-        raise CrossError(f"the keep cross-encoder {path.name} is missing")
-    return load(path).score_exchanges([(e.user, e.reply) for e in exchanges])
+    return load(path or KEEP_CROSS_FILE).score_exchanges([(e.user, e.reply) for e in exchanges])
 
 
 def stacked(stack: np.ndarray, head_p: np.ndarray, cross_p: np.ndarray) -> np.ndarray:

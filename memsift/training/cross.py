@@ -129,19 +129,38 @@ def batch_arrays(rows, word_q, word_scale):
 
 def train(steps: int = STEPS, out: Path = CROSS_FILE, corpus_root: Path = CORPUS) -> dict:
     started = time.time()
-    turns = list(read_corpus((corpus_root,)))
+    rows = examples(fit_turns(corpus_root))
+    fit(rows, steps, out)
+    return write_record(out, f"python -m memsift.training.cross --steps {steps}", corpus_root,
+                        steps, started, pairs=len(rows))
+
+
+def fit_turns(corpus_root: Path) -> list[Turn]:
+    """The train sessions' turns, less the projects held apart to tune (tune_project)."""
     from memsift.judge.corpus import tune_project
 
-    rows = examples([t for t in turns if t.split == "train" and not tune_project(t.project)])
-    fit(rows, steps, out)
-    record = {"command": f"python -m memsift.training.cross --steps {steps}",
-              "date": datetime.now(UTC).isoformat(timespec="seconds"),
+    return [t for t in read_corpus((corpus_root,))
+            if t.split == "train" and not tune_project(t.project)]
+
+
+def write_record(out: Path, command: str, corpus_root: Path, steps: int, started: float,
+                 **counts: int) -> dict:
+    """The weights' provenance, beside them: command, date, the corpus's and the weights'
+    sha256, the layers and steps, what was trained on and how long it took."""
+    record = {"command": command, "date": datetime.now(UTC).isoformat(timespec="seconds"),
               "corpus_sha256": corpus_hash((corpus_root,)),
               "weights_sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
-              "layers": LAYERS, "steps": steps, "pairs": len(rows),
+              "layers": LAYERS, "steps": steps, **counts,
               "seconds": round(time.time() - started)}
     out.with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return record
+
+
+def arguments(argv: list[str], steps: int, out: Path) -> tuple[int, Path]:
+    """[--steps N] [--out FILE], with the trainer's defaults."""
+    steps = int(argv[argv.index("--steps") + 1]) if "--steps" in argv else steps
+    out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else out
+    return steps, out
 
 
 def fit(rows: list[tuple[list[int], list[int], float]], steps: int, out: Path, *,
@@ -207,9 +226,7 @@ def save(params, out: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    steps = int(argv[argv.index("--steps") + 1]) if "--steps" in argv else STEPS
-    out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else CROSS_FILE
-    print(json.dumps(train(steps, out), indent=1))
+    print(json.dumps(train(*arguments(argv, STEPS, CROSS_FILE)), indent=1))
     return 0
 
 

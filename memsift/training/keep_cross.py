@@ -16,16 +16,14 @@ memsift/data/keep_cross.npz and their provenance beside them in keep_cross.json.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
-from memsift.judge.corpus import CORPUS, Turn, corpus_hash, read_corpus
+from memsift.judge.corpus import CORPUS, Turn
 from memsift.model.cross import KEEP_CROSS_FILE, keep_ids
-from memsift.training.cross import LAYERS, fit
+from memsift.training.cross import arguments, fit, fit_turns, write_record
 
 STEPS = 1200  # ~3 passes over the ~6,500 exchanges of the fit projects
 POSITIVE_WEIGHT = 2.0  # about one exchange in six is kept
@@ -42,26 +40,16 @@ def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
 
 
 def train(steps: int = STEPS, out: Path = KEEP_CROSS_FILE, corpus_root: Path = CORPUS) -> dict:
-    from memsift.judge.corpus import tune_project
-
     started = time.time()
-    turns = list(read_corpus((corpus_root,)))
-    rows = examples([t for t in turns if t.split == "train" and not tune_project(t.project)])
+    rows = examples(fit_turns(corpus_root))
     fit(rows, steps, out, positive_weight=POSITIVE_WEIGHT)
-    record = {"command": f"python -m memsift.training.keep_cross --steps {steps}",
-              "date": datetime.now(UTC).isoformat(timespec="seconds"),
-              "corpus_sha256": corpus_hash((corpus_root,)),
-              "weights_sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
-              "layers": LAYERS, "steps": steps, "exchanges": len(rows),
-              "kept": int(sum(r[2] for r in rows)), "seconds": round(time.time() - started)}
-    out.with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    return record
+    return write_record(out, f"python -m memsift.training.keep_cross --steps {steps}",
+                        corpus_root, steps, started, exchanges=len(rows),
+                        kept=int(sum(r[2] for r in rows)))
 
 
 def main(argv: list[str]) -> int:
-    steps = int(argv[argv.index("--steps") + 1]) if "--steps" in argv else STEPS
-    out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else KEEP_CROSS_FILE
-    print(json.dumps(train(steps, out), indent=1))
+    print(json.dumps(train(*arguments(argv, STEPS, KEEP_CROSS_FILE)), indent=1))
     return 0
 
 
