@@ -32,9 +32,12 @@ _PIECE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z]{2,8});?|.",
 # A bracket, possibly still entity-encoded once more (`&amp;lt;` decodes to `&lt;`).
 _OPEN = r"(?:<|&lt;?|&#0*60;?|&#x0*3c;?)"
 _CLOSE = r"(?:>|&gt;?|&#0*62;?|&#x0*3e;?)"
+# A tag's attributes (`name`, `name=value`, `name="a value"`), so that `<memsift-memory id=1>`
+# goes whole while the words after a bare `</memsift-memory` stay, even with a `>` further on.
+_ATTRIBUTES = r"""(?:\s+[\w:-]+(?:\s*=\s*(?:"[^"<>]{0,80}"|'[^'<>]{0,80}'|[^\s<>"']+))?){1,8}"""
 _TAG = re.compile(
-    _OPEN + r"\s*/?\s*memsift[\s\-_.:]*memory\b(?:\s+[^<>]{0,80}?" + _CLOSE + r"|\s*"
-    + _CLOSE + r"?)")
+    _OPEN + r"\s*/?\s*memsift[\s\-_.:]*memory\b(?:" + _ATTRIBUTES + r"\s*/?\s*" + _CLOSE
+    + r"|\s*" + _CLOSE + r"?)")
 
 
 def _skeleton_of(piece: str) -> str:
