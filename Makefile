@@ -49,7 +49,8 @@ tmux:
 
 # Training the local judge on corpus/ (docs/decision-model.md): JAX on the CPU, in its own venv
 # so memsift's install stays numpy-only. Not part of `make test`; about 40 minutes in all on a
-# quiet 2-core machine. train-cross writes memsift/data/cross_encoder.npz, then train the
+# quiet 2-core machine. train-cross writes memsift/data/cross_encoder.npz, train-kinds
+# memsift/data/kind_encoder.npz, then train the
 # heads stacked on it (memsift/data/judge_local.npz); each writes its provenance beside it.
 TRAIN_VENV := $(CACHE)/train-venv
 $(TRAIN_VENV)/.installed: pyproject.toml
@@ -60,6 +61,12 @@ $(TRAIN_VENV)/.installed: pyproject.toml
 
 train-cross: $(TRAIN_VENV)/.installed
 	$(TRAIN_VENV)/bin/python -m memsift.training.cross
+
+# The kind encoder (memsift/data/kind_encoder.npz, ~15 minutes): the message's kind and its
+# need for memory, read with the turn before; train it before `make train`, which stacks on it.
+.PHONY: train-kinds
+train-kinds: $(TRAIN_VENV)/.installed
+	$(TRAIN_VENV)/bin/python -m memsift.training.kind_encoder
 
 train: $(TRAIN_VENV)/.installed
 	$(TRAIN_VENV)/bin/python -m memsift.training.judge

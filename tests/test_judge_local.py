@@ -148,9 +148,6 @@ def test_batched_kinds_agree_with_one_at_a_time(judge):
         assert batched == pytest.approx(one, abs=1e-4)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a known miss of the corpus-trained judge: the cross-encoder scores this short note low, "
-    "so it ranks first but under the threshold (docs/decision-model.md)"))
 def test_a_short_answering_note_is_not_sunk_by_its_length(judge):
     short, long_unrelated = judge.score("why did we pick postgres over mongo?", [
         "Ledger store: Postgres, chosen for multi-row transactions.",

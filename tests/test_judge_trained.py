@@ -9,7 +9,7 @@ import pytest
 
 from memsift.judge.corpus import corpus_hash
 from memsift.judge.local import HEADS_FILE, LocalJudge
-from memsift.model.cross import load, pair_ids
+from memsift.model.cross import CROSS_FILE, KIND_FILE, kind_ids, load, pair_ids
 from memsift.model.wordpiece import default_tokenizer
 
 PROVENANCE = HEADS_FILE.with_suffix(".json")
@@ -31,6 +31,46 @@ def test_the_heads_are_the_ones_recorded_and_trained_on_this_corpus():
     assert "make train" in record["command"] and record["date"]
     assert set(record["validation"]) >= {"kind_accuracy", "search_accuracy", "found",
                                          "for_nothing", "item_auc_vs_near"}
+
+
+def test_the_heads_name_the_encoders_they_were_stacked_on():
+    """The heads' stack was fitted on these cross- and kind-encoder files' outputs: another
+    file beside the same heads would be read with a stack that does not fit it."""
+    import memsift.judge.local as local
+
+    heads = local._heads(HEADS_FILE)
+    assert str(heads["cross_sha256"]) == sha256(CROSS_FILE)
+    assert str(heads["kind_encoder_sha256"]) == sha256(KIND_FILE)
+    assert (local.CROSS_FILE, local.KIND_FILE) == (CROSS_FILE, KIND_FILE)
+    for path in (CROSS_FILE, KIND_FILE):
+        record = json.loads(path.with_suffix(".json").read_text())
+        assert record["weights_sha256"] == sha256(path) and record["corpus_sha256"]
+
+
+def test_the_kind_encoder_reads_message_then_reply_then_user_before():
+    tok = default_tokenizer()
+    ids, types = kind_ids("that again?", "the lint step failed", "run the linter")
+    assert ids[0] == tok.cls_id and ids.count(tok.sep_id) == 3 and len(ids) == len(types)
+    assert types[: ids.index(tok.sep_id) + 1] == [0] * (ids.index(tok.sep_id) + 1)
+    assert types[-1] == 1
+    alone, alone_types = kind_ids("that again?", "", "")
+    assert alone.count(tok.sep_id) == 1 and set(alone_types) == {0}
+
+
+def test_the_shipped_kind_encoder_gives_eleven_kinds_and_a_need():
+    from memsift.judge.base import KINDS
+
+    out = load(KIND_FILE).kind_logits("that flake again?", FLAKE_REPLY, "now the integration ones")
+    assert out.shape == (len(KINDS) + 1,) and np.all(np.isfinite(out))
+
+
+@pytest.mark.parametrize("message", ["ugh, this one again", "same as last time?"])
+def test_a_failure_before_a_terse_message_raises_its_need_for_memory(message):
+    judge = LocalJudge()
+    alone = judge.needs_memory(message)
+    judge.set_turns([("user", "now the integration ones"), ("assistant", FLAKE_REPLY)])
+    after = judge.needs_memory(message)
+    assert after > alone + 0.2 and judge.needs_memory("thanks") < 0.01
 
 
 def test_a_pair_reads_message_reply_and_item_in_order():
@@ -83,7 +123,8 @@ def test_the_stack_rises_with_both_probabilities_so_a_hopeless_group_can_skip_th
     from memsift.judge.local import _heads, _stack
 
     heads = _heads(HEADS_FILE)
-    grid = np.linspace(1e-4, 1 - 1e-4, 60)
-    first, second = np.meshgrid(grid, grid, indexing="ij")
-    stacked = _stack(heads, first, second)
-    assert np.all(np.diff(stacked, axis=0) >= 0) and np.all(np.diff(stacked, axis=1) >= 0)
+    grid = np.linspace(1e-4, 1 - 1e-4, 30)
+    first, second, need = np.meshgrid(grid, grid, grid, indexing="ij")
+    stacked = _stack(heads, first, second, need)
+    for axis in range(3):
+        assert np.all(np.diff(stacked, axis=axis) >= 0)

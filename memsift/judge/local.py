@@ -5,8 +5,12 @@ No key, no server, no download. The heads live in memsift/data/judge_local.npz, 
 
 - set_turns(): the session's last turns; the message is read with the exchange before it
   (features.context_of), as the heads were trained on the labelled corpus (training/judge.py).
-- kind(): rules where they are sure ("thanks" is a reaction, "commit this" an action), else a
-  softmax head over the message, the turn before and cue features (memsift.judge.features).
+- kind(): rules where they are sure ("thanks" is a reaction, "commit this" an action), else the
+  kind encoder (model/cross.py KIND_FILE, training/kind_encoder.py): MiniLM's first layers,
+  fine-tuned to read the message with the turn before it, which also says whether the turn
+  needs memory at all. Heads trained without it fall back to a softmax head over the message's
+  and the turn before's vectors and cue features (memsift.judge.features), which the item head
+  still reads as its kind inputs.
 - score(): per item, the probability that it answers the message in its context: a small MLP
   over features.item_matrix (cosines with the message, with the message read in its context
   and with the turn before, shared rare words, rank and gap among the candidates, the kind).
@@ -44,6 +48,9 @@ from memsift.model.embed import EmbedError
 from memsift.model.embed import embed as _embed_model
 from memsift.paths import PACKAGE_DATA
 
+CROSS_FILE = PACKAGE_DATA / "cross_encoder.npz"  # as memsift.model.cross (not imported here:
+KIND_FILE = PACKAGE_DATA / "kind_encoder.npz"  # the heads alone must not load the encoders)
+
 HEADS_FILE = PACKAGE_DATA / "judge_local.npz"
 
 # Chosen by train_kinds.py (best F1 on the training pairs, same-subject notes as negatives);
@@ -64,14 +71,19 @@ class LocalJudge:
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self.context = ""  # the exchange before the message (set_turns)
         self.reply = ""  # the agent's reply just before the message (the cross-encoder's)
-        self._kinds: dict[str, dict[str, float]] = {}
+        self.before = ""  # the user's message before that reply (the kind encoder's)
+        self._kinds: dict[str, dict[str, float]] = {}  # the linear head's, the item head's input
+        self._read: dict[str, np.ndarray] = {}  # the kind encoder's outputs per message
 
     def set_turns(self, turns) -> None:
         """The session's last turns before the message, as (role, text), oldest first."""
         turns = [(role, text) for role, text in turns]
         self.context = context_of(turns)
         self.reply = turns[-1][1] if turns and turns[-1][0] == "assistant" else ""
+        users = [text for role, text in turns if role == "user"]
+        self.before = users[-1] if users else ""
         self._kinds.clear()
+        self._read.clear()
 
     def prepare(self, message: str) -> None:
         """Load what scoring `message` reads (the heads, the cross-encoder, the vectors of
@@ -85,12 +97,9 @@ class LocalJudge:
         if self.context:
             self._vector(self.context)
         if "stack_w" in heads:
-            from memsift.model.cross import CrossError, load
-
-            try:
-                load()
-            except (CrossError, EmbedError) as exc:
-                raise JudgeError(str(exc)) from exc
+            _encoder(CROSS_FILE)
+        if self._reads_kinds:
+            self._encoder_outputs(message)
 
     @classmethod
     def from_settings(cls, settings) -> LocalJudge:
@@ -104,15 +113,41 @@ class LocalJudge:
         ruled = rule_kind(message)
         if ruled is not None:
             return _sure(ruled)
+        if self._reads_kinds:
+            _check(deadline)
+            return _kind_probs(self._encoder_outputs(message))
         vector = self._vector(message)
         _check(deadline)
         return self._kind_head(message, vector)
 
     def kinds(self, messages: Sequence[str]) -> list[dict[str, float]]:
-        """kind() for many messages with one batched embedding (benchmarks, replays)."""
+        """kind() for many messages, each read with the same turns before (benchmarks)."""
+        if self._reads_kinds:
+            return [self.kind(m) for m in messages]
         vectors = embed(list(messages))
         return [_sure(ruled) if (ruled := rule_kind(m)) is not None else self._kind_head(m, v)
                 for m, v in zip(messages, vectors)]
+
+    def needs_memory(self, message: str) -> float | None:
+        """The kind encoder's probability that the message, in its context, needs memory at
+        all (None for heads trained without it). A message the rules decide (a reaction, an
+        action) needs none."""
+        if not self._reads_kinds:
+            return None
+        if rule_kind(message) is not None:
+            return 1e-3
+        return float(1.0 / (1.0 + np.exp(-self._encoder_outputs(message)[len(KINDS)])))
+
+    @property
+    def _reads_kinds(self) -> bool:
+        return "kind_encoder_sha256" in _heads(self.heads_file)
+
+    def _encoder_outputs(self, message: str) -> np.ndarray:
+        out = self._read.get(message)
+        if out is None:
+            out = self._read[message] = _encoder(KIND_FILE).kind_logits(
+                message, self.reply, self.before)
+        return out
 
     def _kind_head(self, message: str, vector: np.ndarray, context: str | None = None
                    ) -> dict[str, float]:
@@ -130,8 +165,13 @@ class LocalJudge:
         return out
 
     def _kinds_of(self, message: str) -> np.ndarray:
-        """The message's kind probabilities, as the item head reads them (rules included)."""
-        probs = self._kinds.get(message) or self.kind(message)
+        """The message's kind probabilities, as the item head reads them (rules included):
+        the linear head's, which it was trained on, whether or not kind() reads the encoder."""
+        probs = self._kinds.get(message)
+        if probs is None:
+            ruled = rule_kind(message)
+            probs = (_sure(ruled) if ruled is not None
+                     else self._kind_head(message, self._vector(message)))
         return np.asarray([probs[k] for k in KINDS], np.float32)
 
     # -- items ---------------------------------------------------------------------------
@@ -175,16 +215,12 @@ class LocalJudge:
         """The cross-encoder reads the message, the reply before it and each of the best few
         items together; its probability and the first head's are stacked (training/judge.py).
         The other items stay below the lowest of those few."""
-        from memsift.model.cross import CrossError, load
-
-        if _stack(heads, first.max(), CROSS_CEILING) < self.threshold():
+        need = self.needs_memory(message)
+        if _stack(heads, first.max(), CROSS_CEILING, need) < self.threshold():
             return first  # even a near-certain cross-encoder could not lift the best one
         top = np.argsort(-first, kind="stable")[: int(heads["cross_top"])]
-        try:
-            second = load().score(message, self.reply, [items[i] for i in top])
-        except (CrossError, EmbedError) as exc:
-            raise JudgeError(str(exc)) from exc
-        on = _stack(heads, first[top], second)
+        second = _encoder(CROSS_FILE).score(message, self.reply, [items[i] for i in top])
+        on = _stack(heads, first[top], second, need)
         final = np.minimum(first, on.min())
         final[top] = on
         return final
@@ -269,24 +305,48 @@ def _mlp(heads: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-(h @ heads["item_w2"] + heads["item_b2"])[:, 0]))
 
 
-def stack_inputs(first, second) -> np.ndarray:
+def stack_inputs(first, second, need=None) -> np.ndarray:
     """The stack's inputs from the first head's and the cross-encoder's probabilities, in the
-    last axis: both logits and their scaled product (training/judge.py fits on the same)."""
-    a, b = _logit(np.asarray(first)), _logit(np.asarray(second))
-    return np.stack([a, b, a * b / 10.0], axis=-1)
+    last axis: both logits and their scaled product, then the logit of the kind encoder's
+    need for memory when there is one (training/judge.py fits on the same)."""
+    a, b = np.broadcast_arrays(_logit(np.asarray(first)), _logit(np.asarray(second)))
+    columns = [a, b, a * b / 10.0]
+    if need is not None:
+        columns.append(np.broadcast_to(_logit(np.asarray(need)), a.shape))
+    return np.stack(columns, axis=-1)
 
 
-def _stack(heads, first, second):
-    """The stacked probability of the first head's and the cross-encoder's. With the shipped
-    weights it rises with both over the whole clipped range (a test checks it), which is what
-    lets the cross-encoder be skipped when it could not matter."""
-    z = stack_inputs(first, second) @ heads["stack_w"] + heads["stack_b"]
+def _stack(heads, first, second, need=None):
+    """The stacked probability of the first head's and the cross-encoder's (and the need's,
+    for a stack fitted with it). With the shipped weights it rises with each over the whole
+    clipped range (a test checks it), which is what lets the cross-encoder be skipped when it
+    could not matter."""
+    if len(heads["stack_w"]) == 3:
+        need = None
+    elif need is None:
+        raise JudgeError("this stack reads the kind encoder's need for memory")
+    z = stack_inputs(first, second, need) @ heads["stack_w"] + heads["stack_b"]
     return 1.0 / (1.0 + np.exp(-z))
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
     p = np.clip(p, 1e-4, 1 - 1e-4)
     return np.log(p / (1 - p))
+
+
+def _encoder(path: Path):
+    """A cross-encoder's weights (model/cross.py), loaded once per process."""
+    from memsift.model.cross import CrossError, load
+
+    try:
+        return load(path)
+    except (CrossError, EmbedError) as exc:
+        raise JudgeError(str(exc)) from exc
+
+
+def _kind_probs(outputs: np.ndarray) -> dict[str, float]:
+    probs = _softmax(np.asarray(outputs[:len(KINDS)], np.float64))
+    return {kind: float(p) for kind, p in zip(KINDS, probs)}
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:

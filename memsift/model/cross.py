@@ -28,12 +28,16 @@ from memsift.paths import PACKAGE_DATA
 
 CROSS_FILE = PACKAGE_DATA / "cross_encoder.npz"
 KEEP_CROSS_FILE = PACKAGE_DATA / "keep_cross.npz"  # the session end's, over one exchange
+KIND_FILE = PACKAGE_DATA / "kind_encoder.npz"  # the message's kind, over the turn before
 CACHE_FORMAT = 1  # bump when the cache layout changes: old caches are rebuilt
 MESSAGE_TOKENS = 40  # [CLS] + the message's first words + [SEP]
 CONTEXT_TOKENS = 32  # the reply before: its first words + [SEP]
 ITEM_TOKENS = 56  # the item's first words + [SEP]: notes and passages are a few lines
 KEEP_USER_TOKENS = 48  # the keep cross-encoder: [CLS] + the message + [SEP]
 KEEP_REPLY_TOKENS = 81  # the reply's first words + [SEP]: the fact is usually said first
+KIND_MESSAGE_TOKENS = 48  # the kind encoder: [CLS] + the message + [SEP]
+KIND_REPLY_TOKENS = 40  # the agent's reply before it: its first words + [SEP]
+KIND_BEFORE_TOKENS = 24  # the user's message before that: its first words + [SEP]
 
 
 class CrossError(Exception):
@@ -63,6 +67,21 @@ def keep_ids(user: str, reply: str) -> tuple[list[int], list[int]]:
     return first + second, [0] * len(first) + [1] * len(second)
 
 
+def kind_ids(message: str, reply: str, before: str) -> tuple[list[int], list[int]]:
+    """Token ids and type ids of `[CLS] message [SEP] reply before [SEP] user before [SEP]`,
+    as the kind encoder reads a message in its context (memsift.judge.local)."""
+    from memsift.model.wordpiece import default_tokenizer
+
+    tok = default_tokenizer()
+    first = tok.encode(message, KIND_MESSAGE_TOKENS)
+    second: list[int] = []
+    if reply:
+        second += tok.encode(reply, KIND_REPLY_TOKENS)[1:]
+    if before:
+        second += tok.encode(before, KIND_BEFORE_TOKENS)[1:]
+    return first + second, [0] * len(first) + [1] * len(second)
+
+
 class CrossEncoder:
     def __init__(self, weights: dict[str, np.ndarray], base: MiniLM) -> None:
         self.layers = int(weights["layers"])
@@ -88,7 +107,20 @@ class CrossEncoder:
             out.append(self.score_ids([i for i, _ in encoded], [t for _, t in encoded]))
         return np.concatenate(out)
 
+    def kind_logits(self, message: str, reply: str, before: str) -> np.ndarray:
+        """The head's outputs for one message read with the turn before it (kind_ids): the
+        kind encoder's eleven kind logits, then whether the turn needs memory."""
+        ids, types = kind_ids(message, reply, before)
+        return self.logits_ids([ids], [types])[0]
+
     def score_ids(self, ids: Sequence[Sequence[int]], types: Sequence[Sequence[int]]) -> np.ndarray:
+        """The probability of the head's first output for each sequence."""
+        logits = self.logits_ids(ids, types)
+        return (1.0 / (1.0 + np.exp(-logits[:, 0]))).astype(np.float32)
+
+    def logits_ids(self, ids: Sequence[Sequence[int]], types: Sequence[Sequence[int]]
+                   ) -> np.ndarray:
+        """The head's outputs, (sequences, outputs), over the mean of the last layer."""
         batch, mask = _pad(ids)
         type_batch, _ = _pad(types)
         n, length = batch.shape
@@ -102,15 +134,14 @@ class CrossEncoder:
             hidden = self.model._layer(hidden, n, length, bias, f"encoder.layer.{layer}.")
         hidden = hidden.reshape(n, length, DIM)
         pooled = (hidden * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
-        logits = pooled @ self.head_w + self.head_b
-        return (1.0 / (1.0 + np.exp(-logits[:, 0]))).astype(np.float32)
+        return pooled @ self.head_w + self.head_b
 
 
 def load(path: Path = CROSS_FILE) -> CrossEncoder:
     return _load(path)
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=4)
 def _load(path: Path) -> CrossEncoder:
     from memsift.paths import get_paths
 

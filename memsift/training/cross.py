@@ -64,7 +64,7 @@ def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
     return out
 
 
-def initial_params() -> dict[str, np.ndarray]:
+def initial_params(outputs: int = 1) -> dict[str, np.ndarray]:
     base = get_model().weights
     keep = ("embeddings.position_embeddings.weight", "embeddings.token_type_embeddings.weight",
             "embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias")
@@ -72,13 +72,18 @@ def initial_params() -> dict[str, np.ndarray]:
     for name, value in base.items():
         if name.startswith("encoder.layer.") and int(name.split(".")[2]) < LAYERS:
             params[name] = np.asarray(value, np.float32)
-    params["head.weight"] = np.zeros((DIM, 1), np.float32)
-    params["head.bias"] = np.zeros(1, np.float32)
+    params["head.weight"] = np.zeros((DIM, outputs), np.float32)
+    params["head.bias"] = np.zeros(outputs, np.float32)
     return params
 
 
 def forward(params, words, types, mask):
-    """The same computation as cross.CrossEncoder.score_ids, in JAX."""
+    """The same computation as cross.CrossEncoder.score_ids, in JAX (its logit)."""
+    return logits(params, words, types, mask)[:, 0]
+
+
+def logits(params, words, types, mask):
+    """The same computation as cross.CrossEncoder.logits_ids, in JAX."""
     import jax
     import jax.numpy as jnp
 
@@ -110,7 +115,7 @@ def forward(params, words, types, mask):
         inner = jax.nn.gelu(linear(x, p + "intermediate.dense"), approximate=False)
         x = norm(linear(inner, p + "output.dense") + x, p + "output.LayerNorm")
     pooled = (x * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
-    return (pooled @ params["head.weight"] + params["head.bias"])[:, 0]
+    return pooled @ params["head.weight"] + params["head.bias"]
 
 
 def batch_arrays(rows, word_q, word_scale):

@@ -208,7 +208,8 @@ def mlp_scores(heads: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
 # --- the run ---------------------------------------------------------------------------------
 
 def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
-          provenance_file: Path = PROVENANCE_FILE, cross_file: Path | None = None) -> dict:
+          provenance_file: Path = PROVENANCE_FILE, cross_file: Path | None = None,
+          kind_file: Path | None = None) -> dict:
     started = time.time()
     turns = list(read_corpus((corpus_root,)))
     fit = [t for t in turns if t.split == "train" and not tune_project(t.project)]
@@ -227,6 +228,12 @@ def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
         return softmax(kind_rows(part, vectors) @ kind_w + kind_b)
 
     probs = {name: kinds_of(part) for name, part in (("fit", fit), ("tune", tune), ("val", val))}
+    # What the cascade gates the search on and reports: the kind encoder's kinds when it is
+    # there; the item head reads the linear head's either way (it is fitted on those).
+    gate, need = dict(probs), {"tune": None, "val": None}
+    if kind_file is not None and kind_file.exists():
+        for name, part in (("tune", tune), ("val", val)):
+            gate[name], need[name] = encoder_kinds(part, kind_file)
     x, y, _ = item_rows(fit, probs["fit"], vectors, add_missing=True)
     print(f"item rows {x.shape}, answers {int(y.sum())}", flush=True)
     item = fit_items(x, y)
@@ -242,17 +249,25 @@ def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
         second = {name: cross_scores(part, scored[name][1], tops[name], cross_file)
                   for name, part in (("tune", tune), ("val", val))}
         print("cross-encoder scored", {k: len(v) for k, v in second.items()}, flush=True)
-        w, b = fit_stack(stack_inputs(scored["tune"][0][tops["tune"]], second["tune"]),
+        row_need = {name: None if need[name] is None else
+                    need[name][[scored[name][1][r][0] for r in tops[name]]]
+                    for name in ("tune", "val")}
+        w, b = fit_stack(stack_inputs(scored["tune"][0][tops["tune"]], second["tune"],
+                                      row_need["tune"]),
                          labels["tune"][tops["tune"]])
         extra = {"stack_w": w, "stack_b": b, "cross_top": np.int64(CROSS_TOP),
                  "cross_sha256": np.asarray(hashlib.sha256(cross_file.read_bytes()).hexdigest())}
         for name, part in (("tune", tune), ("val", val)):
             first, where = scored[name]
-            scored[name] = (stacked(first, tops[name], second[name], w, b, part, where), where)
-    threshold = choose_threshold(tune, *scored["tune"], search_mass(probs["tune"]))
-    report = evaluate(val, probs["val"], *scored["val"], threshold)
+            scored[name] = (stacked(first, tops[name], second[name], w, b, part, where,
+                                    row_need[name]), where)
+    if need["val"] is not None:
+        extra["kind_encoder_sha256"] = np.asarray(
+            hashlib.sha256(kind_file.read_bytes()).hexdigest())
+    threshold = choose_threshold(tune, *scored["tune"], search_mass(gate["tune"]))
+    report = evaluate(val, gate["val"], *scored["val"], threshold)
     # The worth gate the cascade skips for these heads (LocalJudge.worth_gates_search):
-    gated = decide(val, *scored["val"], search_mass(probs["val"]), threshold,
+    gated = decide(val, *scored["val"], search_mass(gate["val"]), threshold,
                    worth_of(val, vectors))
     report.update(threshold=threshold, with_worth_gate={k: gated[k] for k in
                                                         ("found", "for_nothing")},
@@ -260,7 +275,7 @@ def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
     heads = dict(np.load(HEADS_FILE))  # the other heads stay as train_kinds.py wrote them
     heads.update({"kindc_w": kind_w, "kindc_b": kind_b, "item_threshold": np.float32(threshold),
                   **{f"item_{k}": v for k, v in item.items()}, **extra})
-    for key in ("stack_w", "stack_b", "cross_top", "cross_sha256"):
+    for key in ("stack_w", "stack_b", "cross_top", "cross_sha256", "kind_encoder_sha256"):
         if key not in extra:
             heads.pop(key, None)
     with open(heads_file, "wb") as handle:
@@ -268,6 +283,23 @@ def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
     write_provenance(corpus_root, heads_file, provenance_file, report,
                      {"fit": len(fit), "tune": len(tune), "val": len(val)})
     return report
+
+
+def encoder_kinds(turns: Sequence[Turn], kind_file: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The kind encoder's kind probabilities and need for memory per turn, the rules' sure
+    kinds (and no need) where they decide, as LocalJudge.kind and needs_memory give them."""
+    from memsift.judge.rules import rule_kind, sure
+    from memsift.training.kind_encoder import predict
+
+    out = predict(list(turns), kind_file)
+    probs = softmax(out[:, :len(KINDS)])
+    need = 1.0 / (1.0 + np.exp(-out[:, len(KINDS)]))
+    for n, turn in enumerate(turns):
+        ruled = rule_kind(turn.user)
+        if ruled is not None:
+            probs[n] = [sure(ruled)[k] for k in KINDS]
+            need[n] = 1e-3
+    return probs, need
 
 
 def worth_of(turns: Sequence[Turn], vectors: Vectors) -> np.ndarray:
@@ -312,19 +344,24 @@ def write_provenance(corpus_root: Path, heads_file: Path, provenance_file: Path,
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`--out DIR` writes the heads and their provenance there instead (experiments)."""
-    from memsift.model.cross import CROSS_FILE
+    """`--out DIR` writes the heads and their provenance there instead (experiments);
+    `--cross FILE` / `--no-cross` and `--kinds FILE` / `--no-kinds` choose the encoders."""
+    from memsift.model.cross import CROSS_FILE, KIND_FILE
 
     argv = list(argv or [])
     cross = Path(argv[argv.index("--cross") + 1]) if "--cross" in argv else CROSS_FILE
     if "--no-cross" in argv:
         cross = None
+    kinds = Path(argv[argv.index("--kinds") + 1]) if "--kinds" in argv else KIND_FILE
+    if "--no-kinds" in argv:
+        kinds = None
     if "--out" in argv:
         out = Path(argv[argv.index("--out") + 1])
         report = train(heads_file=out / HEADS_FILE.name,
-                       provenance_file=out / PROVENANCE_FILE.name, cross_file=cross)
+                       provenance_file=out / PROVENANCE_FILE.name, cross_file=cross,
+                       kind_file=kinds)
     else:
-        report = train(cross_file=cross)
+        report = train(cross_file=cross, kind_file=kinds)
     print(json.dumps(report, indent=1))
     return 0
 

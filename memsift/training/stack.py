@@ -58,11 +58,13 @@ def cross_scores(turns: Sequence[Turn], where, rows: list[int], path: Path) -> n
 
 
 def stacked(first: np.ndarray, rows: list[int], second: np.ndarray, w: np.ndarray,
-            b: np.ndarray, turns, where) -> np.ndarray:
+            b: np.ndarray, turns, where, need: np.ndarray | None = None) -> np.ndarray:
     """Final scores: the stack on the rows the cross-encoder read; every other candidate of
-    a group stays below the lowest of those (it ranked under them on the first head)."""
+    a group stays below the lowest of those (it ranked under them on the first head).
+    `need`: the kind encoder's need for memory of each of those rows' turns, when the stack
+    reads it."""
     final = first.copy()
-    on = 1.0 / (1.0 + np.exp(-(stack_inputs(first[rows], second) @ w + b)))
+    on = 1.0 / (1.0 + np.exp(-(stack_inputs(first[rows], second, need) @ w + b)))
     final[rows] = on
     floor: dict[tuple[int, str], float] = {}
     for r, value in zip(rows, on):
