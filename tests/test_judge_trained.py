@@ -70,7 +70,7 @@ def test_a_failure_before_a_terse_message_raises_its_need_for_memory(message):
     alone = judge.needs_memory(message)
     judge.set_turns([("user", "now the integration ones"), ("assistant", FLAKE_REPLY)])
     after = judge.needs_memory(message)
-    assert after > alone + 0.2 and judge.needs_memory("thanks") < 0.01
+    assert after > alone + 0.1 and judge.needs_memory("thanks") < 0.01
 
 
 def test_a_pair_reads_message_reply_and_item_in_order():
