@@ -36,7 +36,7 @@ def test_the_heads_are_the_ones_recorded_and_trained_on_this_corpus():
 def test_the_heads_name_the_encoders_they_were_stacked_on():
     """The heads' stack was fitted on these cross- and kind-encoder files' outputs: another
     file beside the same heads would be read with a stack that does not fit it."""
-    import memsift.judge.local as local
+    from memsift.judge import local
 
     heads = local._heads(HEADS_FILE)
     assert str(heads["cross_sha256"]) == sha256(CROSS_FILE)
