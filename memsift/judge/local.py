@@ -44,12 +44,10 @@ from memsift.judge.features import (
 )
 from memsift.judge.rules import rule_kind
 from memsift.judge.rules import sure as _sure
+from memsift.model.cross import CROSS_FILE, KIND_FILE
 from memsift.model.embed import EmbedError
 from memsift.model.embed import embed as _embed_model
 from memsift.paths import PACKAGE_DATA
-
-CROSS_FILE = PACKAGE_DATA / "cross_encoder.npz"  # as memsift.model.cross (not imported here:
-KIND_FILE = PACKAGE_DATA / "kind_encoder.npz"  # the heads alone must not load the encoders)
 
 HEADS_FILE = PACKAGE_DATA / "judge_local.npz"
 

@@ -172,30 +172,47 @@ def fit(rows: list[tuple[list[int], list[int], float]], steps: int, out: Path, *
         positive_weight: float = POSITIVE_WEIGHT, lr: float = LR) -> None:
     """Train from MiniLM's first layers on (ids, type ids, label) rows; save to `out`
     every 300 steps and at the end."""
-    import jax
     import jax.numpy as jnp
     import optax
 
-    started = time.time()
     print(f"pairs: {len(rows)}, answers {int(sum(r[2] for r in rows))}", flush=True)
-    model = get_model()
     params = {k: jnp.asarray(v) for k, v in initial_params().items()}
-    schedule = optax.join_schedules([optax.linear_schedule(0.0, lr, WARMUP),
-                                     optax.linear_schedule(lr, 0.0, max(1, steps - WARMUP))],
-                                    [WARMUP])
-    head_schedule = optax.join_schedules(
-        [optax.linear_schedule(0.0, HEAD_LR, WARMUP),
-         optax.linear_schedule(HEAD_LR, 0.0, max(1, steps - WARMUP))], [WARMUP])
-    opt = optax.multi_transform(
-        {"layers": optax.adamw(schedule, weight_decay=WEIGHT_DECAY),
-         "head": optax.adamw(head_schedule, weight_decay=0.0)},
-        {k: ("head" if k.startswith("head.") else "layers") for k in params})
-    state = opt.init(params)
 
     def loss(p, words, types, mask, labels):
         logits = forward(p, words, types, mask)
         weight = jnp.where(labels > 0.5, positive_weight, 1.0)
         return jnp.mean(weight * optax.sigmoid_binary_cross_entropy(logits, labels))
+
+    run_steps(rows, steps, out, params, optimizer(params, steps, lr, HEAD_LR, WARMUP), loss,
+              BATCH)
+
+
+def optimizer(params, steps: int, lr: float, head_lr: float, warmup: int):
+    """AdamW with a linear warm-up and decay to zero: the layers at `lr` with weight decay,
+    the head (which starts at zero) at `head_lr` without."""
+    import optax
+
+    def schedule(peak):
+        return optax.join_schedules([optax.linear_schedule(0.0, peak, warmup),
+                                     optax.linear_schedule(peak, 0.0, max(1, steps - warmup))],
+                                    [warmup])
+
+    return optax.multi_transform(
+        {"layers": optax.adamw(schedule(lr), weight_decay=WEIGHT_DECAY),
+         "head": optax.adamw(schedule(head_lr), weight_decay=0.0)},
+        {k: ("head" if k.startswith("head.") else "layers") for k in params})
+
+
+def run_steps(rows, steps: int, out: Path, params, opt, loss, batch: int) -> None:
+    """`steps` minibatches of `batch` rows in a fixed shuffled order (reshuffled at the end
+    of each pass), `loss(params, words, types, mask, labels)` minimised; the weights saved to
+    `out` every 300 steps and at the end."""
+    import jax
+    import optax
+
+    started = time.time()
+    model = get_model()
+    state = opt.init(params)
 
     @jax.jit
     def step(p, s, words, types, mask, labels):
@@ -207,11 +224,11 @@ def fit(rows: list[tuple[list[int], list[int], float]], steps: int, out: Path, *
     order = rng.permutation(len(rows))
     running = 0.0
     for number in range(steps):
-        start = (number * BATCH) % len(rows)
-        chunk = [rows[i] for i in order[start:start + BATCH]]
-        if len(chunk) < BATCH:
+        start = (number * batch) % len(rows)
+        chunk = [rows[i] for i in order[start:start + batch]]
+        if len(chunk) < batch:
             order = rng.permutation(len(rows))
-            chunk = [rows[i] for i in order[:BATCH]]
+            chunk = [rows[i] for i in order[:batch]]
         arrays = batch_arrays(chunk, model.word_q, model.word_scale)
         params, state, value = step(params, state, *arrays)
         running = 0.98 * running + 0.02 * float(value) if number else float(value)
@@ -221,6 +238,24 @@ def fit(rows: list[tuple[list[int], list[int], float]], steps: int, out: Path, *
         if number % 300 == 299:
             save(params, out)
     save(params, out)
+
+
+def outputs(path: Path, rows, batch: int = 64) -> np.ndarray:
+    """The head's outputs, (rows, outputs), of the weights in `path` for (ids, type ids, _)
+    rows: JAX, the same forward as the hook's numpy."""
+    import jax
+    import jax.numpy as jnp
+
+    with np.load(path) as data:
+        params = {k: jnp.asarray(data[k].astype(np.float32)) for k in data.files if k != "layers"}
+    model = get_model()
+    run = jax.jit(lambda w, t, m: logits(params, w, t, m))
+    out = []
+    for start in range(0, len(rows), batch):
+        words, types, mask, _ = batch_arrays(rows[start:start + batch], model.word_q,
+                                             model.word_scale)
+        out.append(np.asarray(run(jnp.asarray(words), jnp.asarray(types), jnp.asarray(mask))))
+    return np.concatenate(out) if out else np.zeros((0, params["head.bias"].shape[0]), np.float32)
 
 
 def save(params, out: Path) -> None:

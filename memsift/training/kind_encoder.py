@@ -26,15 +26,15 @@ import numpy as np
 from memsift.judge.base import KINDS
 from memsift.judge.corpus import CORPUS, Turn
 from memsift.model.cross import KIND_FILE, kind_ids
-from memsift.model.embed import get_model
 from memsift.training.cross import (
     arguments,
-    batch_arrays,
     fit_turns,
     initial_params,
     logits,
+    optimizer,
+    outputs,
     previous_reply,
-    save,
+    run_steps,
     write_record,
 )
 
@@ -43,10 +43,8 @@ BATCH = 32
 LR = 1e-4
 HEAD_LR = 1e-3
 WARMUP = 60
-WEIGHT_DECAY = 0.01
 HAND_REPEAT = 3  # kinds.jsonl's rows define the eleven by example (as KINDS_FILE_WEIGHT)
 NEED_WEIGHT = 1.0  # the need output's share of the loss
-SEED = 0
 OUTPUTS = len(KINDS) + 1
 
 
@@ -72,25 +70,11 @@ def rows_of(turns: list[Turn]) -> list[tuple[list[int], list[int], tuple[int, fl
 
 
 def fit(rows, steps: int, out: Path) -> None:
-    import jax
     import jax.numpy as jnp
     import optax
 
-    started = time.time()
     print(f"rows: {len(rows)}", flush=True)
-    model = get_model()
     params = {k: jnp.asarray(v) for k, v in initial_params(OUTPUTS).items()}
-
-    def schedule(peak):
-        return optax.join_schedules([optax.linear_schedule(0.0, peak, WARMUP),
-                                     optax.linear_schedule(peak, 0.0, max(1, steps - WARMUP))],
-                                    [WARMUP])
-
-    opt = optax.multi_transform(
-        {"layers": optax.adamw(schedule(LR), weight_decay=WEIGHT_DECAY),
-         "head": optax.adamw(schedule(HEAD_LR), weight_decay=0.0)},
-        {k: ("head" if k.startswith("head.") else "layers") for k in params})
-    state = opt.init(params)
 
     def loss(p, words, types, mask, labels):
         out = logits(p, words, types, mask)
@@ -99,49 +83,14 @@ def fit(rows, steps: int, out: Path) -> None:
         need_loss = optax.sigmoid_binary_cross_entropy(out[:, len(KINDS)], labels[:, 1])
         return jnp.mean(kind_loss + NEED_WEIGHT * labels[:, 2] * need_loss)
 
-    @jax.jit
-    def step(p, s, words, types, mask, labels):
-        value, grads = jax.value_and_grad(loss)(p, words, types, mask, labels)
-        updates, s = opt.update(grads, s, p)
-        return optax.apply_updates(p, updates), s, value
-
-    rng = np.random.default_rng(SEED)
-    order = rng.permutation(len(rows))
-    running = 0.0
-    for number in range(steps):
-        start = (number * BATCH) % len(rows)
-        chunk = [rows[i] for i in order[start:start + BATCH]]
-        if len(chunk) < BATCH:
-            order = rng.permutation(len(rows))
-            chunk = [rows[i] for i in order[:BATCH]]
-        arrays = batch_arrays(chunk, model.word_q, model.word_scale)
-        params, state, value = step(params, state, *arrays)
-        running = 0.98 * running + 0.02 * float(value) if number else float(value)
-        if number % 50 == 0 or number == steps - 1:
-            print(f"  step {number}/{steps} loss {running:.4f} "
-                  f"({time.time() - started:.0f} s)", flush=True)
-        if number % 300 == 299:
-            save(params, out)
-    save(params, out)
+    run_steps(rows, steps, out, params, optimizer(params, steps, LR, HEAD_LR, WARMUP), loss,
+              BATCH)
 
 
 def predict(turns: list[Turn], path: Path = KIND_FILE) -> np.ndarray:
     """The encoder's outputs for corpus turns (JAX, the same forward as the hook's numpy):
     (turns, 12), the kinds' logits then the need logit."""
-    import jax
-    import jax.numpy as jnp
-
-    with np.load(path) as data:
-        params = {k: jnp.asarray(data[k].astype(np.float32)) for k in data.files if k != "layers"}
-    model = get_model()
-    run = jax.jit(lambda w, t, m: logits(params, w, t, m))
-    rows = [(*turn_ids(t), 0.0) for t in turns]
-    out = []
-    for start in range(0, len(rows), 64):
-        words, types, mask, _ = batch_arrays(rows[start:start + 64], model.word_q,
-                                             model.word_scale)
-        out.append(np.asarray(run(jnp.asarray(words), jnp.asarray(types), jnp.asarray(mask))))
-    return np.concatenate(out) if out else np.zeros((0, OUTPUTS), np.float32)
+    return outputs(path, [(*turn_ids(t), 0.0) for t in turns])
 
 
 def train(steps: int = STEPS, out: Path = KIND_FILE, corpus_root: Path = CORPUS) -> dict:

@@ -32,29 +32,18 @@ def top_rows(turns: Sequence[Turn], where: list[tuple[int, str]], first: np.ndar
 
 def cross_scores(turns: Sequence[Turn], where, rows: list[int], path: Path) -> np.ndarray:
     """The cross-encoder's probability for the given rows (JAX: the same forward as numpy)."""
-    import jax
-    import jax.numpy as jnp
-
     from memsift.model.cross import pair_ids
-    from memsift.model.embed import get_model
-    from memsift.training.cross import batch_arrays, forward, previous_reply
+    from memsift.training.cross import outputs, previous_reply
 
-    with np.load(path) as data:
-        params = {k: jnp.asarray(data[k].astype(np.float32)) for k in data.files if k != "layers"}
-    model = get_model()
-    run = jax.jit(lambda w, t, m: jax.nn.sigmoid(forward(params, w, t, m)))
     text = {(n, i.id): i.text for n, t in enumerate(turns) for i in t.items}
     pairs = []
     for r in rows:
         n, item_id = where[r]
         ids, types = pair_ids(turns[n].user, previous_reply(turns[n]), text[(n, item_id)])
         pairs.append((ids, types, 0.0))
-    out = []
-    for start in range(0, len(pairs), 32):
-        words, types, mask, _ = batch_arrays(pairs[start:start + 32], model.word_q,
-                                             model.word_scale)
-        out.append(np.asarray(run(jnp.asarray(words), jnp.asarray(types), jnp.asarray(mask))))
-    return np.concatenate(out) if out else np.zeros(0)
+    if not pairs:
+        return np.zeros(0)
+    return 1.0 / (1.0 + np.exp(-outputs(path, pairs, batch=32)[:, 0]))
 
 
 def stacked(first: np.ndarray, rows: list[int], second: np.ndarray, w: np.ndarray,
