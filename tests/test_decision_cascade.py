@@ -152,3 +152,22 @@ def test_the_state_holds_the_last_turns_read_from_the_end_of_a_long_transcript(s
     state = server.item_requests()[0].body["state"]
     assert [t["text"] for t in state["last_turns"]] == ["question 2", "answer 3",
                                                          "question 4", "answer 5"]
+
+
+def test_a_long_prompt_is_not_its_own_turn_before_and_an_earlier_paste_is_read_focused(
+        server, project, tmp_path):
+    from memsift.bench.scale import long_prompt
+
+    earlier, prompt = long_prompt("why does the build fail?"), long_prompt(PROMPT)
+    transcript = tmp_path / "pasted.jsonl"
+    turns = [("user", earlier), ("assistant", "the cache key changed"), ("user", prompt)]
+    transcript.write_text("".join(json.dumps({"type": role, "message": {
+        "role": role, "content": text if role == "user" else [{"type": "text", "text": text}]}})
+        + "\n" for role, text in turns))
+    event = Event(host="claude-code", name="UserPromptSubmit", session_id="s1",
+                  cwd=str(project), prompt=prompt, transcript_path=str(transcript))
+    run_prompt(event, load_settings())
+    state = server.item_requests()[0].body["state"]
+    last = [t["text"] for t in state["last_turns"]]
+    assert len(last) == 2 and last[1] == "the cache key changed"  # the prompt is not a turn
+    assert last[0].startswith("why does the build fail?") and len(last[0]) < 2_000

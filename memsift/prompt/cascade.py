@@ -93,6 +93,7 @@ class Cascade(EarlyWork, Collaborators, Selection, StepRunner):
         # A long prompt (a pasted log) is judged on the question around the paste: the
         # audit keeps its full length, the steps see the part that says what is asked.
         self.event = replace(event, prompt=focus(event.prompt))
+        self.full_prompt = event.prompt  # as the transcript holds it: its last turn may be it
         self.settings = settings
         self.clock = clock
         self.started = clock() if started is None else started

@@ -75,6 +75,7 @@ class Collaborators:
     def _last_turns(self) -> list[tuple[str, str]]:
         """The session's last turns before the message, for the typed judge's state."""
         from memsift.prompt.conversation import recent_turns
+        from memsift.prompt.focus import focus
 
         try:
             from memsift.hosts import adapter_for
@@ -85,7 +86,9 @@ class Collaborators:
         except Exception as exc:  # noqa: BLE001 - no turns is a state with the message alone
             self.decision.error("judge", f"transcript unreadable: {type(exc).__name__}")
             return []
-        return [(t.role, t.text) for t in recent_turns(turns, self.event.prompt, JUDGE_TURNS)]
+        # An earlier paste is read as the current one is: the question around it.
+        return [(t.role, focus(t.text) if t.role == "user" else t.text)
+                for t in recent_turns(turns, self.full_prompt, JUDGE_TURNS)]
 
     def _judge_usage(self) -> None:
         """The remote judge's requests into the audit line and the daily usage ledger."""

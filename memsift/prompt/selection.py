@@ -46,7 +46,7 @@ class Selection:
         given = self._already_added()
         items = [i for i in items if i.id not in given]
         turns = self._timed("conversation", TRANSCRIPT_S, self._read_turns, quiet=True)
-        words = distinctive_words(recent_text(turns, self.event.prompt)) if turns else set()
+        words = distinctive_words(recent_text(turns, self.full_prompt)) if turns else set()
         fresh = [i for i in items if held_fraction(i.text, words) < HELD_FRACTION]
         dropped = len(items) - len(fresh)
         if turns is not None:
