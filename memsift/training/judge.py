@@ -357,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         kinds = None
     if "--out" in argv:
         out = Path(argv[argv.index("--out") + 1])
+        out.mkdir(parents=True, exist_ok=True)  # before hours of work, not after
         report = train(heads_file=out / HEADS_FILE.name,
                        provenance_file=out / PROVENANCE_FILE.name, cross_file=cross,
                        kind_file=kinds)
