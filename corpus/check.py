@@ -1,4 +1,5 @@
-"""Validate the labelled corpus: python corpus/check.py [FILE...] (all sessions by default)."""
+"""Validate the labelled corpus: python corpus/check.py [FILE...] (by default every session of
+sessions/ and keep-sessions/, and keep-labels.jsonl)."""
 
 import collections
 import json
@@ -15,6 +16,41 @@ MIN_TURNS, MAX_TURNS = 30, 80
 MIN_EXPECTED_SHARE = 0.25
 MAX_FACT = 300
 ROOT = Path(__file__).resolve().parent / "sessions"
+KEEP_LABELS = ROOT.parent / "keep-labels.jsonl"
+KEEP_ONLY = ROOT.parent / "keep-sessions"  # sessions only the keep decision trains on
+
+
+def check_keep_labels(path: Path, root: Path) -> list[str]:
+    """The keep labels file: each row names a session under root, as many turns as it has,
+    and a one-line fact for each kept turn."""
+    errors, seen = [], set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path.name} line {number}"
+        try:
+            row = json.loads(line)
+            session, turns, kept = row["session"], row["turns"], row["kept"]
+        except (ValueError, KeyError, TypeError) as exc:
+            errors.append(f"{where}: unreadable: {exc}")
+            continue
+        if session in seen:
+            errors.append(f"{where}: {session} is labelled twice")
+        seen.add(session)
+        source = root / f"{session}.json"
+        if not source.is_file():
+            errors.append(f"{where}: no session {session}")
+            continue
+        if turns != len(json.loads(source.read_text(encoding="utf-8"))["turns"]):
+            errors.append(f"{where}: {session} has another number of turns than {turns}")
+        for turn, fact in kept.items():
+            if not turn.isdigit() or int(turn) >= turns:
+                errors.append(f"{where}: turn {turn} is not one of the session's")
+            elif not isinstance(fact, str) or not fact.strip() or "\n" in fact \
+                    or len(fact) > MAX_FACT:
+                errors.append(f"{where}: turn {turn} needs a one-line fact of at most "
+                              f"{MAX_FACT} characters")
+    return errors
 
 
 def check_session(data: dict) -> list[str]:
@@ -75,7 +111,9 @@ def check_session(data: dict) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    files = [Path(arg) for arg in argv] or sorted(ROOT.glob("*/*.json"))
+    files = [Path(arg) for arg in argv] or (sorted(ROOT.glob("*/*.json"))
+                                            + sorted(KEEP_ONLY.glob("*/*.json")))
+    names: dict[str, Path] = {}
     totals = collections.Counter()
     splits_by_project = collections.defaultdict(set)
     failed = 0
@@ -92,6 +130,10 @@ def main(argv: list[str]) -> int:
             for error in errors:
                 print(f"{path}: {error}")
             continue
+        if data["name"] in names:
+            print(f"{path}: the name {data['name']} is also {names[data['name']]}'s")
+            failed += 1
+        names[data["name"]] = path
         splits_by_project[data.get("project", data["name"])].add(data["split"])
         turns = data["turns"]
         totals["sessions"] += 1
@@ -99,6 +141,15 @@ def main(argv: list[str]) -> int:
         totals["expected"] += sum(1 for turn in turns if turn["expect"])
         totals["kept"] += sum(1 for turn in turns if turn["keep"])
         totals[f"split_{data['split']}"] += len(turns)
+    if not argv and KEEP_LABELS.is_file():
+        label_errors = check_keep_labels(KEEP_LABELS, ROOT)
+        for error in label_errors:
+            print(error)
+        failed += len(label_errors)
+        totals["kept_by_rule"] = sum(
+            len(json.loads(line)["kept"]) for line in
+            KEEP_LABELS.read_text(encoding="utf-8").splitlines() if line.strip()) \
+            if not label_errors else 0
     for name, splits in splits_by_project.items():
         if len(splits) > 1:
             print(f"project {name} is in both splits")

@@ -1,9 +1,12 @@
 """The labelled corpus is well-formed, held apart by project, and as large as training needs."""
 
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from memsift.judge.corpus import CORPUS, read_corpus, read_session
 
@@ -61,3 +64,57 @@ def test_the_validator_rejects_a_broken_session(tmp_path):
                           check=False)
     assert done.returncode == 1
     assert "unknown id" in done.stdout and "kept but has no fact" in done.stdout
+
+
+def _one_session(root: Path, keep_first: bool) -> Path:
+    session = {"name": "p", "project_kind": "cli", "split": "train", "summary": "s",
+               "now": "2026-11-01T00:00:00Z", "notes": [], "memory": [],
+               "turns": [{"user": "why are the thumbnails black?",
+                          "assistant": "The resizer read CMYK JPEGs as RGB; now it converts.",
+                          "kind": "recurring", "expect": [], "why": "w", "keep": keep_first,
+                          **({"fact": "the writer's fact"} if keep_first else {})},
+                         {"user": "merge it", "assistant": "Merged #12.", "kind": "action",
+                          "expect": [], "why": "w", "keep": True, "fact": "Merged #12."}]}
+    path = root / "sessions" / "cli" / "p.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(session))
+    return path
+
+
+def test_the_keep_labels_file_replaces_the_keep_labels_the_session_writer_gave(tmp_path):
+    _one_session(tmp_path, keep_first=False)
+    (tmp_path / "keep-labels.jsonl").write_text(json.dumps(
+        {"session": "cli/p", "turns": 2, "kept": {"0": "Convert CMYK JPEGs to sRGB before resizing."}})
+        + "\n")
+    root = tmp_path / "sessions"
+    ruled = list(read_corpus((root,)))
+    assert [t.keep for t in ruled] == [True, False]
+    assert ruled[0].fact == "Convert CMYK JPEGs to sRGB before resizing." and ruled[1].fact == ""
+    writers = list(read_corpus((root,), keep_labels=False))
+    assert [t.keep for t in writers] == [False, True] and writers[1].fact == "Merged #12."
+
+
+def test_keep_labels_for_another_number_of_turns_are_refused(tmp_path):
+    _one_session(tmp_path, keep_first=True)
+    (tmp_path / "keep-labels.jsonl").write_text(
+        json.dumps({"session": "cli/p", "turns": 3, "kept": {}}) + "\n")
+    with pytest.raises(ValueError, match="3 turns"):
+        list(read_corpus((tmp_path / "sessions",)))
+
+
+def test_the_validator_checks_the_keep_labels_file(tmp_path):
+    spec = importlib.util.spec_from_file_location("corpus_check", CHECK)
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    _one_session(tmp_path, keep_first=True)
+    labels = tmp_path / "keep-labels.jsonl"
+    labels.write_text("\n".join(json.dumps(row) for row in (
+        {"session": "cli/p", "turns": 2, "kept": {"0": "Convert CMYK JPEGs to sRGB before resizing."}},
+        {"session": "cli/p", "turns": 2, "kept": {"5": "x" * 20, "1": ""}},
+        {"session": "cli/q", "turns": 2, "kept": {}})) + "\n")
+    errors = check.check_keep_labels(labels, tmp_path / "sessions")
+    assert any("labelled twice" in e for e in errors)
+    assert any("turn 5 is not one of the session's" in e for e in errors)
+    assert any("turn 1 needs a one-line fact" in e for e in errors)
+    assert any("no session cli/q" in e for e in errors)
+    assert len(errors) == 4

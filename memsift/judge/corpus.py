@@ -17,7 +17,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "corpus" / "sessions"
+KEEP_SESSIONS = "keep-sessions"  # beside a sessions folder: sessions only the keep decision trains on
 OWN_SESSIONS = REPO / "bench" / "sessions"  # labelled like the corpus, without keep labels
+KEEP_LABELS = "keep-labels.jsonl"  # beside a sessions folder: the keep labels of one rule, one pass
 CONTEXT_TURNS = 2  # the turns before a message the judge reads with it
 VECTOR_CACHE = REPO / ".cache" / "corpus-vectors.npz"  # the trainers' embeddings of the corpus
 
@@ -73,8 +75,42 @@ def split_of(data: dict) -> str:
     return "val" if int(hashlib.sha256(project.encode()).hexdigest(), 16) % 5 == 0 else "train"
 
 
-def read_session(path: Path) -> list[Turn]:
+def keep_roots(root: Path) -> tuple[Path, ...]:
+    """The folders the keep decision reads for the corpus at `root`: root itself, and the
+    keep-only sessions beside it when there are any (the prompt-path trainers never read
+    those, so adding one leaves their corpus hash alone)."""
+    extra = Path(root).parent / KEEP_SESSIONS
+    return (Path(root), extra) if extra.is_dir() else (Path(root),)
+
+
+def keep_labels_file(root: Path) -> Path:
+    """Where the keep labels of the sessions under `root` are (they may not exist)."""
+    return Path(root).parent / KEEP_LABELS
+
+
+def read_keep_labels(path: Path) -> dict[str, dict]:
+    """The keep labels file: one JSON line a session, {"session": "<domain>/<name>",
+    "turns": N, "kept": {"<turn>": "<fact>", ...}}; the turns not in `kept` are not kept."""
+    if not path.is_file():
+        return {}
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    return {row["session"]: row for row in rows}
+
+
+def labels_key(path: Path) -> str:
+    """A session's name in the keep labels file: its domain folder and file name."""
+    return f"{path.parent.name}/{path.stem}"
+
+
+def read_session(path: Path, labels: dict | None = None) -> list[Turn]:
+    """One session's turns; with `labels` (its row of the keep labels file), each turn's keep
+    and fact are the labels' instead of the ones written into the session."""
     data = json.loads(path.read_text(encoding="utf-8"))
+    if labels is not None and labels["turns"] != len(data["turns"]):
+        raise ValueError(f"{path}: the keep labels name {labels['turns']} turns, the session "
+                         f"has {len(data['turns'])}")
+    kept = {int(n): fact for n, fact in (labels or {}).get("kept", {}).items()}
     items = ([Item(n["id"], n["text"], "notes", n.get("written", "")) for n in data["notes"]]
              + [Item(m["id"], m["text"], "longterm", m.get("written", ""))
                 for m in data["memory"]])
@@ -87,16 +123,23 @@ def read_session(path: Path) -> list[Turn]:
             session=data["name"], project=project, split=split, index=index,
             user=raw["user"], assistant=raw["assistant"], kind=raw["kind"],
             expect=frozenset(raw.get("expect", [])), near=frozenset(raw.get("near", [])),
-            keep=raw.get("keep"), fact=raw.get("fact", ""),
+            keep=(index in kept) if labels is not None else raw.get("keep"),
+            fact=kept.get(index, "") if labels is not None else raw.get("fact", ""),
             restates=frozenset(raw.get("restates", [])),
             before=history[-CONTEXT_TURNS:], items=items))
         history.append((raw["user"], raw["assistant"]))
     return turns
 
 
-def read_corpus(roots: Iterable[Path] = (CORPUS,)) -> Iterator[Turn]:
-    for path in session_files(roots):
-        yield from read_session(path)
+def read_corpus(roots: Iterable[Path] = (CORPUS,), keep_labels: bool = True
+                ) -> Iterator[Turn]:
+    """Every turn of the sessions under `roots`. `keep_labels`: where a keep labels file sits
+    beside a root (corpus/keep-labels.jsonl), its labels replace those the session writers
+    gave; False reads the writers' own."""
+    for root in roots:
+        labels = read_keep_labels(keep_labels_file(root)) if keep_labels else {}
+        for path in session_files((root,)):
+            yield from read_session(path, labels.get(labels_key(path)))
 
 
 def corpus_hash(roots: Iterable[Path] = (CORPUS,)) -> str:
