@@ -163,6 +163,13 @@ def _held_features(u: np.ndarray, a: np.ndarray, words: set[str], held: Held,
 class SessionExchange:
     user: str
     reply: str
+    before: str = ""  # the reply before this message (the keep cross-encoder reads it)
+
+
+def in_order(pairs: Sequence[tuple[str, str]]) -> list[SessionExchange]:
+    """One session's (message, reply) pairs as exchanges, each knowing the reply before it."""
+    return [SessionExchange(user, reply, pairs[i - 1][1] if i else "")
+            for i, (user, reply) in enumerate(pairs)]
 
 
 def session_rows(exchanges: Sequence[SessionExchange], held: Held, embed_fn: EmbedFn,
@@ -236,7 +243,8 @@ def cross_probability(exchanges: Sequence[SessionExchange], path: Path | None = 
     """The keep cross-encoder's probability for each exchange (memsift.model.cross)."""
     from memsift.model.cross import KEEP_CROSS_FILE, load
 
-    return load(path or KEEP_CROSS_FILE).score_exchanges([(e.user, e.reply) for e in exchanges])
+    return load(path or KEEP_CROSS_FILE).score_exchanges(
+        [(e.user, e.reply, e.before) for e in exchanges])
 
 
 def stacked(stack: np.ndarray, head_p: np.ndarray, cross_p: np.ndarray) -> np.ndarray:

@@ -35,6 +35,7 @@ CONTEXT_TOKENS = 32  # the reply before: its first words + [SEP]
 ITEM_TOKENS = 56  # the item's first words + [SEP]: notes and passages are a few lines
 KEEP_USER_TOKENS = 48  # the keep cross-encoder: [CLS] + the message + [SEP]
 KEEP_REPLY_TOKENS = 81  # the reply's first words + [SEP]: the fact is usually said first
+KEEP_BEFORE_TOKENS = 32  # the reply before: what a short "yes, do that" accepts
 KIND_MESSAGE_TOKENS = 48  # the kind encoder: [CLS] + the message + [SEP]
 KIND_REPLY_TOKENS = 40  # the agent's reply before it: its first words + [SEP]
 KIND_BEFORE_TOKENS = 24  # the user's message before that: its first words + [SEP]
@@ -56,14 +57,16 @@ def pair_ids(message: str, context: str, item: str) -> tuple[list[int], list[int
     return first + second, [0] * len(first) + [1] * len(second)
 
 
-def keep_ids(user: str, reply: str) -> tuple[list[int], list[int]]:
-    """Token ids and type ids of one exchange, `[CLS] message [SEP] reply [SEP]`, as the
-    session end's keep cross-encoder reads it (memsift.judge.keep)."""
+def keep_ids(user: str, reply: str, before: str = "") -> tuple[list[int], list[int]]:
+    """Token ids and type ids of one exchange, `[CLS] message [SEP] reply [SEP] reply before
+    [SEP]`, as the session end's keep cross-encoder reads it (memsift.judge.keep)."""
     from memsift.model.wordpiece import default_tokenizer
 
     tok = default_tokenizer()
     first = tok.encode(user, KEEP_USER_TOKENS)
     second = tok.encode(reply, KEEP_REPLY_TOKENS)[1:]
+    if before:
+        second += tok.encode(before, KEEP_BEFORE_TOKENS)[1:]
     return first + second, [0] * len(first) + [1] * len(second)
 
 
@@ -98,12 +101,13 @@ class CrossEncoder:
         encoded = [pair_ids(message, context, item) for item in items]
         return self.score_ids([ids for ids, _ in encoded], [types for _, types in encoded])
 
-    def score_exchanges(self, exchanges: Sequence[tuple[str, str]], batch: int = 16
+    def score_exchanges(self, exchanges: Sequence[tuple[str, str, str]], batch: int = 16
                         ) -> np.ndarray:
-        """Probability that each (message, reply) exchange is worth keeping (keep_ids)."""
+        """Probability that each (message, reply, reply before) exchange is worth keeping
+        (keep_ids)."""
         out = [np.zeros(0, np.float32)]
         for start in range(0, len(exchanges), batch):
-            encoded = [keep_ids(u, r) for u, r in exchanges[start:start + batch]]
+            encoded = [keep_ids(*exchange) for exchange in exchanges[start:start + batch]]
             out.append(self.score_ids([i for i, _ in encoded], [t for _, t in encoded]))
         return np.concatenate(out)
 

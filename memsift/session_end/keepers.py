@@ -47,7 +47,7 @@ class OfflineKeeper:
 
     def begin(self, view: SessionView) -> None:
         """Score every exchange of the session at once (one matrix product)."""
-        exchanges = [self._keep.SessionExchange(e.user, e.assistant) for e in view.exchanges]
+        exchanges = self._keep.in_order([(e.user, e.assistant) for e in view.exchanges])
         rows = self._keep.session_rows(exchanges, view.memory.held, view.embed,
                                        self.head.restate)
         probabilities, threshold = self.head.decide(rows, exchanges)

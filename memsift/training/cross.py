@@ -34,7 +34,7 @@ HEAD_LR = 1e-3  # the head starts at zero: at the layers' rate it took 300 steps
 WARMUP = 100
 WEIGHT_DECAY = 0.01
 POSITIVE_WEIGHT = 2.0
-BUCKETS = (64, 96, 128)  # padded lengths: one compiled step each
+BUCKETS = (64, 96, 128, 160)  # padded lengths: one compiled step each
 SEED = 0
 
 
