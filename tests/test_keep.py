@@ -164,3 +164,26 @@ def test_a_stacked_head_is_saved_and_loaded_whole(tmp_path):
         keep.load_head.cache_clear()
     np.testing.assert_allclose(loaded.stack, head.stack)
     assert (loaded.keep_threshold, loaded.head_threshold) == (0.61, 0.77)
+
+
+def test_training_on_the_rules_labels_reads_the_labels_file_and_the_keep_only_sessions(tmp_path):
+    corpus = tmp_path / "sessions"
+    shutil.copytree(TINY_CORPUS, corpus)
+    extra = tmp_path / "keep-sessions" / "cli"
+    extra.mkdir(parents=True)
+    session = json.loads((corpus / "web" / "orchard-api.json").read_text())
+    session["name"] = session["project"] = "orchard-api-later"
+    (extra / "orchard-api-later.json").write_text(json.dumps(session))
+    (tmp_path / "keep-labels.jsonl").write_text(json.dumps(
+        {"session": "web/quarry-etl", "turns": 6, "kept": {"1": "a fact the rule keeps"}}) + "\n")
+    out = tmp_path / "keep_head.npz"
+    writers = train(corpus, out, extra=False, cache=tmp_path / "vectors.npz")
+    assert writers["train_exchanges"] == 12
+    rule = train(corpus, out, extra=False, cache=tmp_path / "vectors.npz", rule=True)
+    provenance = json.loads(out.with_suffix(".json").read_text())
+    assert rule["train_exchanges"] == 18  # the keep-only copy of orchard-api too
+    assert rule["train_keep"] == 5  # orchard-api 2, its copy 2, quarry-etl 1 by the rule (2 before)
+    assert provenance["command"] == "python -m memsift.judge.train_keep --labels rule"
+    assert provenance["corpus_sha256"] == corpus_sha256(corpus, rule=True) \
+        != corpus_sha256(corpus)
+    assert provenance["keep_labels"].endswith("keep-labels.jsonl")

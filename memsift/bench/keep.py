@@ -3,7 +3,9 @@
 Every validation session of the corpus (corpus/sessions, split "val": projects the head never
 trained on) goes through the same decision as SessionEnd (memsift.session_end.decide.decide),
 with the session's notes and passages as what the project held. Printed: per exchange, the
-precision and recall of the notes written against the corpus's `keep` labels; notes per 80
+precision and recall of the notes written against the corpus's `keep` labels (those of
+corpus/keep-labels.jsonl, one rule in one pass, and for comparison the session writers' own);
+notes per 80
 turns; notes that repeat an item already held (the exchange's `restates` or `expect` names
 one); and how much of each labelled `fact` the composed note carries (content words).
 
@@ -93,11 +95,13 @@ def score_session(turns, vectors, score: KeepScore) -> None:
             _fact_overlap(score, decision.text, turn.fact)
 
 
-def measure_corpus(split: str = "val") -> dict:
-    from memsift.judge.corpus import Vectors, read_corpus
+def measure_corpus(split: str = "val", keep_labels: bool = True) -> dict:
+    """`keep_labels`: score against corpus/keep-labels.jsonl (False: the writers' labels)."""
+    from memsift.judge.corpus import CORPUS, Vectors, keep_roots, read_corpus
     from memsift.judge.train_keep import VECTOR_CACHE, sessions_of
 
-    turns = [t for t in read_corpus() if t.split == split and t.keep is not None]
+    turns = [t for t in read_corpus(keep_roots(CORPUS), keep_labels=keep_labels)
+             if t.split == split and t.keep is not None]
     vectors = Vectors(VECTOR_CACHE)
     vectors.fill(sorted({s for t in turns for s in (t.user, t.assistant,
                                                      *(i.text for i in t.items))}))
@@ -133,11 +137,13 @@ def measure_hand() -> dict:
 
 
 def main(as_json: bool = False) -> dict:
-    results = {"corpus_val": measure_corpus(), "hand": measure_hand()}
+    results = {"corpus_val": measure_corpus(), "hand": measure_hand(),
+               "corpus_val_writers_labels": measure_corpus(keep_labels=False)}
     if as_json:
         print(json.dumps({"keep": results}))
         return results
     val, hand = results["corpus_val"], results["hand"]
+    writers = results["corpus_val_writers_labels"]
     print(f"keep, corpus val ({val['sessions']} sessions, {val['exchanges']} exchanges, "
           f"{val['to_keep']} to keep): precision {val['precision']:.3f} (target "
           f"{TARGET_PRECISION}), recall {val['recall']:.3f} (target {TARGET_RECALL})")
@@ -146,6 +152,8 @@ def main(as_json: bool = False) -> dict:
           f"held notes reinforced: {val['reinforced']}")
     print(f"  fact content words: precision {val['fact_word_precision']:.3f}, "
           f"recall {val['fact_word_recall']:.3f}; {val['ms_per_exchange']} ms per exchange")
+    print(f"  against the session writers' own labels ({writers['to_keep']} to keep): precision "
+          f"{writers['precision']:.3f}, recall {writers['recall']:.3f}")
     print(f"keep, hand-written exchanges ({hand['exchanges']}, {hand['to_keep']} to keep): "
           f"precision {hand['precision']:.3f}, recall {hand['recall']:.3f}")
     return results

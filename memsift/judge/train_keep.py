@@ -4,7 +4,10 @@
 
 Every exchange of every session is a row (memsift.judge.keep.session_rows: the exchange, the
 reply before it, what the session and the project's notes and passages held before it); its
-label is the corpus's `keep`. Training reads the "train" sessions only; the threshold is
+label is the corpus's `keep`: by default the session writers' own labels on corpus/sessions
+(what the shipped head is trained on); with `--labels rule`, those of corpus/keep-labels.jsonl
+(one written rule applied to every exchange in one pass) and the keep-only sessions of
+corpus/keep-sessions, labelled under the same rule. Training reads the "train" sessions only; the threshold is
 chosen on out-of-fold predictions over train projects, and the numbers are measured on the
 "val" sessions, held apart by project. The restatement head is fitted on the (exchange, item)
 pairs of train sessions, the corpus's `restates` and `expect` naming the positives (a reply
@@ -35,6 +38,8 @@ from memsift.judge.corpus import (
     REPO,
     Turn,
     Vectors,
+    keep_labels_file,
+    keep_roots,
     read_corpus,
     session_files,
     tune_project,
@@ -72,7 +77,7 @@ def keep_rows(sessions: dict[str, list[Turn]], vectors: Vectors, restate: np.nda
               ) -> tuple[np.ndarray, list[Turn]]:
     rows, order = [], []
     for turns in sessions.values():
-        exchanges = [keep.SessionExchange(t.user, t.assistant) for t in turns]
+        exchanges = keep.in_order([(t.user, t.assistant) for t in turns])
         rows.append(keep.session_rows(exchanges, held_of(turns, vectors), vectors, restate))
         order += turns
     return np.concatenate(rows), order
@@ -200,7 +205,7 @@ def with_stack(head: keep.Head, oof: np.ndarray, y: np.ndarray, order: Sequence[
     tune = np.asarray([i < len(order) and tune_project(p) for i, p in enumerate(projects)])
     if len(set(y[tune].tolist())) < 2:
         return head  # no tune project with both kinds of exchange (a small corpus)
-    exchanges = [keep.SessionExchange(t.user, t.assistant)
+    exchanges = [keep.SessionExchange(t.user, t.assistant, t.before[-1][1] if t.before else "")
                  for t, held_out in zip(order, tune) if held_out]
     cross = keep.cross_probability(exchanges)
     x = np.stack([keep.logit(oof[tune]), keep.logit(cross), np.ones(len(cross))], axis=1)
@@ -211,8 +216,10 @@ def with_stack(head: keep.Head, oof: np.ndarray, y: np.ndarray, order: Sequence[
 
 
 def train(corpus_root: Path = CORPUS, out: Path | None = None, extra: bool = True,
-          cache: Path = VECTOR_CACHE, with_cross: bool = True) -> dict:
-    turns = [t for t in read_corpus((corpus_root,)) if t.keep is not None]
+          cache: Path = VECTOR_CACHE, with_cross: bool = True, rule: bool = False) -> dict:
+    """`rule`: train on the rule's labels and the keep-only sessions (`--labels rule`)."""
+    roots = keep_roots(corpus_root) if rule else (corpus_root,)
+    turns = [t for t in read_corpus(roots, keep_labels=rule) if t.keep is not None]
     vectors = Vectors(cache)
     vectors.fill(sorted({s for t in turns for s in (t.user, t.assistant,
                                                      *(i.text for i in t.items))}))
@@ -241,7 +248,7 @@ def train(corpus_root: Path = CORPUS, out: Path | None = None, extra: bool = Tru
                   train_sessions=len(train_s), train_projects=len({t.project for t in order}))
     path = out or keep.weights_path()
     keep.save(head, path)
-    write_provenance(path, corpus_root, report)
+    write_provenance(path, corpus_root, report, rule)
     return report
 
 
@@ -249,7 +256,8 @@ def evaluate(head: keep.Head, sessions: dict[str, list[Turn]], vectors: Vectors)
     x, order = keep_rows(sessions, vectors, head.restate)
     y = np.asarray([bool(t.keep) for t in order], np.float32)
     probabilities, threshold = head.decide(
-        x, [keep.SessionExchange(t.user, t.assistant) for t in order])
+        x, [keep.SessionExchange(t.user, t.assistant, t.before[-1][1] if t.before else "")
+            for t in order])
     precision, recall = precision_recall(probabilities >= threshold, y)
     alone = precision_recall(head.keep_probability(x) >= (head.head_threshold or threshold), y)
     rx, ry, owner = restate_rows(sessions, vectors)
@@ -266,12 +274,23 @@ def evaluate(head: keep.Head, sessions: dict[str, list[Turn]], vectors: Vectors)
             "head_alone_precision": round(alone[0], 3), "head_alone_recall": round(alone[1], 3)}
 
 
-def corpus_sha256(root: Path) -> str:
-    """sha256 over the session files' paths (from the corpus folder) and bytes."""
+def corpus_sha256(root: Path, rule: bool = False) -> str:
+    """sha256 over the session files' paths (from the corpus folder) and bytes; with `rule`,
+    also the keep-only sessions beside it and the keep labels file (what that training reads)."""
     digest = hashlib.sha256()
     for path in session_files((root,)):
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
+    if not rule:
+        return digest.hexdigest()
+    for folder in keep_roots(root)[1:]:
+        for path in session_files((folder,)):
+            digest.update(str(path.relative_to(Path(root).parent)).encode())
+            digest.update(path.read_bytes())
+    labels = keep_labels_file(root)
+    if labels.is_file():
+        digest.update(labels.name.encode())
+        digest.update(labels.read_bytes())
     return digest.hexdigest()
 
 
@@ -286,11 +305,15 @@ def file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def write_provenance(weights: Path, corpus_root: Path, report: dict) -> None:
+def write_provenance(weights: Path, corpus_root: Path, report: dict, rule: bool = False
+                     ) -> None:
     provenance = {
         "weights": weights.name, "weights_sha256": file_hash(weights),
-        "corpus_sha256": corpus_sha256(corpus_root), "corpus": _shown(corpus_root),
-        "command": "python -m memsift.judge.train_keep", "trained": now_iso(),
+        "corpus_sha256": corpus_sha256(corpus_root, rule),
+        "corpus": " + ".join(_shown(folder) for folder in
+                             (keep_roots(corpus_root) if rule else (corpus_root,))),
+        **({"keep_labels": _shown(keep_labels_file(corpus_root))} if rule else {}),
+        "command": "python -m memsift.judge.train_keep" + (" --labels rule" if rule else ""), "trained": now_iso(),
         "python": platform.python_version(), "numpy": np.__version__,
         "embedding": MODEL_ID, **report,
     }
@@ -302,8 +325,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--out", type=Path, default=None, help="weights file to write")
+    parser.add_argument("--labels", choices=("writers", "rule"), default="writers",
+                        help="the session writers' keep labels (the shipped head) or the "
+                             "rule's (corpus/keep-labels.jsonl and corpus/keep-sessions)")
     args = parser.parse_args(argv)
-    report = train(args.corpus, args.out)
+    report = train(args.corpus, args.out, rule=args.labels == "rule")
     print(json.dumps(report, indent=2))
     met = report["val_precision"] >= TARGET and report["val_recall"] >= TARGET
     print(f"val precision {report['val_precision']} recall {report['val_recall']} "
