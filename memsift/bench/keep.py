@@ -1,13 +1,13 @@
 """`memsift bench --keep`: the session end's keep decision on whole labelled sessions.
 
-Every validation session of the corpus (corpus/sessions, split "val": projects the head never
-trained on) goes through the same decision as SessionEnd (memsift.session_end.decide.decide),
-with the session's notes and passages as what the project held. Printed: per exchange, the
-precision and recall of the notes written against the corpus's `keep` labels (those of
-corpus/keep-labels.jsonl, one rule in one pass, and for comparison the session writers' own);
-notes per 80
-turns; notes that repeat an item already held (the exchange's `restates` or `expect` names
-one); and how much of each labelled `fact` the composed note carries (content words).
+Every validation session of the corpus (corpus/sessions and corpus/keep-sessions, split
+"val": projects the head never trained on) goes through the same decision as SessionEnd
+(memsift.session_end.decide.decide), with the session's notes and passages as what the project
+held. Printed: per exchange, the precision and recall of the notes written against the
+corpus's `keep` labels (those of corpus/keep-labels.jsonl, one rule in one pass, and for
+comparison the session writers' own); notes per 80 turns; notes that repeat an item already
+held (the exchange's `restates` or `expect` names one); and how much of each labelled `fact`
+the composed note carries (content words).
 
 `memsift bench --session-end FILE...` replays conversation files (the benchmark's format)
 as one transcript each through the real SessionEnd hook, in a temporary home holding the
