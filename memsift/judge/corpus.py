@@ -50,6 +50,11 @@ class Turn:
     items: list[Item] = field(default_factory=list)  # the project's notes and passages
 
     @property
+    def reply_before(self) -> str:
+        """The agent's reply just before this message ("" for a session's first)."""
+        return self.before[-1][1] if self.before else ""
+
+    @property
     def context(self) -> str:
         """The turn before, exactly as the judge reads it at run time (features.context_of)."""
         from memsift.judge.features import context_of

@@ -205,7 +205,7 @@ def with_stack(head: keep.Head, oof: np.ndarray, y: np.ndarray, order: Sequence[
     tune = np.asarray([i < len(order) and tune_project(p) for i, p in enumerate(projects)])
     if len(set(y[tune].tolist())) < 2:
         return head  # no tune project with both kinds of exchange (a small corpus)
-    exchanges = [keep.SessionExchange(t.user, t.assistant, t.before[-1][1] if t.before else "")
+    exchanges = [keep.SessionExchange(t.user, t.assistant, t.reply_before)
                  for t, held_out in zip(order, tune) if held_out]
     cross = keep.cross_probability(exchanges)
     x = np.stack([keep.logit(oof[tune]), keep.logit(cross), np.ones(len(cross))], axis=1)
@@ -256,8 +256,7 @@ def evaluate(head: keep.Head, sessions: dict[str, list[Turn]], vectors: Vectors)
     x, order = keep_rows(sessions, vectors, head.restate)
     y = np.asarray([bool(t.keep) for t in order], np.float32)
     probabilities, threshold = head.decide(
-        x, [keep.SessionExchange(t.user, t.assistant, t.before[-1][1] if t.before else "")
-            for t in order])
+        x, [keep.SessionExchange(t.user, t.assistant, t.reply_before) for t in order])
     precision, recall = precision_recall(probabilities >= threshold, y)
     alone = precision_recall(head.keep_probability(x) >= (head.head_threshold or threshold), y)
     rx, ry, owner = restate_rows(sessions, vectors)
@@ -313,7 +312,8 @@ def write_provenance(weights: Path, corpus_root: Path, report: dict, rule: bool 
         "corpus": " + ".join(_shown(folder) for folder in
                              (keep_roots(corpus_root) if rule else (corpus_root,))),
         **({"keep_labels": _shown(keep_labels_file(corpus_root))} if rule else {}),
-        "command": "python -m memsift.judge.train_keep" + (" --labels rule" if rule else ""), "trained": now_iso(),
+        "command": "python -m memsift.judge.train_keep" + (" --labels rule" if rule else ""),
+        "trained": now_iso(),
         "python": platform.python_version(), "numpy": np.__version__,
         "embedding": MODEL_ID, **report,
     }

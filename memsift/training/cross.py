@@ -38,10 +38,6 @@ BUCKETS = (64, 96, 128, 160)  # padded lengths: one compiled step each
 SEED = 0
 
 
-def previous_reply(turn: Turn) -> str:
-    return turn.before[-1][1] if turn.before else ""
-
-
 def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
     from memsift.judge.corpus import Vectors
     from memsift.training.judge import candidates, texts_of
@@ -57,7 +53,7 @@ def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
         for item in turn.items:
             if item.id in turn.expect or item.id in turn.near:
                 picked[item.id] = item
-        context = previous_reply(turn)
+        context = turn.reply_before
         for item in picked.values():
             ids, types = pair_ids(turn.user, context, item.text)
             out.append((ids, types, 1.0 if item.id in turn.expect else 0.0))

@@ -34,8 +34,7 @@ def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
     for turn in turns:
         if turn.keep is None:
             continue
-        ids, types = keep_ids(turn.user, turn.assistant,
-                              turn.before[-1][1] if turn.before else "")
+        ids, types = keep_ids(turn.user, turn.assistant, turn.reply_before)
         rows.append((ids, types, 1.0 if turn.keep else 0.0))
     return rows
 

@@ -33,7 +33,6 @@ from memsift.training.cross import (
     logits,
     optimizer,
     outputs,
-    previous_reply,
     run_steps,
     write_record,
 )
@@ -51,7 +50,7 @@ OUTPUTS = len(KINDS) + 1
 def turn_ids(turn: Turn) -> tuple[list[int], list[int]]:
     """The encoder's input for a corpus turn, as LocalJudge builds it from set_turns."""
     before = turn.before[-1][0] if turn.before else ""
-    return kind_ids(turn.user, previous_reply(turn), before)
+    return kind_ids(turn.user, turn.reply_before, before)
 
 
 def rows_of(turns: list[Turn]) -> list[tuple[list[int], list[int], tuple[int, float, float]]]:

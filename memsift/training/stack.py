@@ -33,13 +33,13 @@ def top_rows(turns: Sequence[Turn], where: list[tuple[int, str]], first: np.ndar
 def cross_scores(turns: Sequence[Turn], where, rows: list[int], path: Path) -> np.ndarray:
     """The cross-encoder's probability for the given rows (JAX: the same forward as numpy)."""
     from memsift.model.cross import pair_ids
-    from memsift.training.cross import outputs, previous_reply
+    from memsift.training.cross import outputs
 
     text = {(n, i.id): i.text for n, t in enumerate(turns) for i in t.items}
     pairs = []
     for r in rows:
         n, item_id = where[r]
-        ids, types = pair_ids(turns[n].user, previous_reply(turns[n]), text[(n, item_id)])
+        ids, types = pair_ids(turns[n].user, turns[n].reply_before, text[(n, item_id)])
         pairs.append((ids, types, 0.0))
     if not pairs:
         return np.zeros(0)
