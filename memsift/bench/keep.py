@@ -67,9 +67,9 @@ def _fact_overlap(score: KeepScore, written: str, label: str) -> None:
         score.fact_recall.append(len(got & want) / len(want))
 
 
-def score_session(turns, vectors, score: KeepScore) -> None:
-    """One labelled session through the session end's decision."""
-    from memsift.session_end.decide import ADD, SUPERSEDE, decide
+def decide_session(turns, vectors) -> list:
+    """One labelled session through the session end's decision: a decision per exchange."""
+    from memsift.session_end.decide import decide
     from memsift.session_end.exchange import Exchange, SessionView
     from memsift.session_end.held import LONGTERM, NOTES, HeldItem, ProjectMemory
     from memsift.session_end.keepers import OfflineKeeper
@@ -82,7 +82,14 @@ def score_session(turns, vectors, score: KeepScore) -> None:
     view = SessionView(exchanges, memory)
     for text in {s for t in turns for s in (t.user, t.assistant)}:
         view.vectors[text] = vectors([text])[0]
-    for turn, decision in zip(turns, decide(view, exchanges, OfflineKeeper())):
+    return list(decide(view, exchanges, OfflineKeeper()))
+
+
+def score_session(turns, decisions, score: KeepScore) -> None:
+    """A session's decisions against its turns' labels."""
+    from memsift.session_end.decide import ADD, SUPERSEDE
+
+    for turn, decision in zip(turns, decisions):
         score.exchanges += 1
         score.labelled += bool(turn.keep)
         score.reinforced += decision.action == "reinforce"
@@ -95,24 +102,29 @@ def score_session(turns, vectors, score: KeepScore) -> None:
             _fact_overlap(score, decision.text, turn.fact)
 
 
-def measure_corpus(split: str = "val", keep_labels: bool = True) -> dict:
-    """`keep_labels`: score against corpus/keep-labels.jsonl (False: the writers' labels)."""
+def measure_corpus(split: str = "val") -> tuple[dict, dict]:
+    """The decisions on every session of `split`, made once and scored twice: against the
+    rule's labels (corpus/keep-labels.jsonl) and against the session writers' own."""
     from memsift.judge.corpus import CORPUS, Vectors, keep_roots, read_corpus
     from memsift.judge.train_keep import VECTOR_CACHE, sessions_of
 
-    turns = [t for t in read_corpus(keep_roots(CORPUS), keep_labels=keep_labels)
-             if t.split == split and t.keep is not None]
+    def sessions(keep_labels: bool) -> dict:
+        return sessions_of([t for t in read_corpus(keep_roots(CORPUS), keep_labels=keep_labels)
+                            if t.split == split and t.keep is not None])
+
+    ruled, writers = sessions(True), sessions(False)
     vectors = Vectors(VECTOR_CACHE)
-    vectors.fill(sorted({s for t in turns for s in (t.user, t.assistant,
-                                                     *(i.text for i in t.items))}))
-    score = KeepScore()
+    vectors.fill(sorted({s for turns in ruled.values() for t in turns
+                         for s in (t.user, t.assistant, *(i.text for i in t.items))}))
+    scores = KeepScore(), KeepScore()
     started = time.perf_counter()
-    sessions = sessions_of(turns)
-    for session in sessions.values():
-        score_session(session, vectors, score)
-    return {**score.summary(), "sessions": len(sessions),
-            "ms_per_exchange": round(1000 * (time.perf_counter() - started)
-                                     / max(1, score.exchanges), 2)}
+    for name, turns in ruled.items():
+        decisions = decide_session(turns, vectors)
+        score_session(turns, decisions, scores[0])
+        score_session(writers[name], decisions, scores[1])
+    ms = round(1000 * (time.perf_counter() - started) / max(1, scores[0].exchanges), 2)
+    return tuple({**score.summary(), "sessions": len(ruled), "ms_per_exchange": ms}
+                 for score in scores)
 
 
 def measure_hand() -> dict:
@@ -137,8 +149,9 @@ def measure_hand() -> dict:
 
 
 def main(as_json: bool = False) -> dict:
-    results = {"corpus_val": measure_corpus(), "hand": measure_hand(),
-               "corpus_val_writers_labels": measure_corpus(keep_labels=False)}
+    ruled, writers = measure_corpus()
+    results = {"corpus_val": ruled, "hand": measure_hand(),
+               "corpus_val_writers_labels": writers}
     if as_json:
         print(json.dumps({"keep": results}))
         return results
