@@ -430,3 +430,25 @@ def test_a_model_note_that_says_what_the_exchange_does_not_is_replaced_offline(
     process_session(job(tmp_path, transcript, event="SessionEnd"), settings)
     note = project_notes(tmp_path).read()[0]
     assert "Kubernetes" not in note.text and "Postgres" in note.text
+
+
+CAUSE = ("the nightly export died again, what happened?",
+         ("It was OOM-killed: the exporter loads every row into memory before writing, and the "
+          "table passed 40 million rows. Streaming rows in chunks of 1000 would keep it under "
+          "200 MB. The database URL postgres://etl:Wint3rKey77@db.internal/app is in the log."))
+FIX_IT = ("fix it", "Done: the export streams rows in chunks of 1000 now.")
+
+
+def test_a_short_instruction_borrows_the_cause_from_the_reply_before_redacted(tmp_path):
+    from memsift.hosts import adapter_for
+    from memsift.session_end.exchange import exchanges, redacted
+    from memsift.session_end.keepers import offline_note
+
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, [CAUSE, FIX_IT])
+    turns = adapter_for("claude-code").read_transcript(str(transcript))
+    fix = redacted(exchanges(turns)[1])
+    assert fix.before and "Wint3rKey77" not in str(fix.before)  # the pass reads it, redacted
+    note = offline_note(fix)
+    assert "OOM" in note or "into memory" in note  # the cause, from the reply before
+    assert "chunks of 1000" in note and "Wint3rKey77" not in note

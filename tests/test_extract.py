@@ -19,6 +19,9 @@ def test_the_fact_after_a_filler_opening_is_kept_and_the_opening_dropped():
 def test_a_reply_that_is_filler_through_and_through_has_no_sentence():
     assert sentences("Nothing recorded. No note on that. Sure.") == []
     assert sentences("Nothing decided yet: ask Maya.") == []  # too little after the filler
+    assert sentences("I don't have anything recorded on that, and there's no CODEOWNERS entry "
+                     "for infra/snowflake.") == []
+    assert sentences("I can't find a recorded reason.") == []
 
 
 def test_the_question_is_not_the_note_when_the_reply_states_the_choice():

@@ -50,8 +50,11 @@ def exchanges(turns: Sequence[Turn]) -> list[Exchange]:
 
 
 def redacted(exchange: Exchange) -> Exchange:
+    """The exchange with every secret replaced, in the exchanges before it as well (a short
+    "fix it" borrows its note from the reply before)."""
     return Exchange(exchange.turn, exchange.end, redact_text(exchange.user),
-                    redact_text(exchange.assistant))
+                    redact_text(exchange.assistant),
+                    tuple((redact_text(u), redact_text(a)) for u, a in exchange.before))
 
 
 @dataclass

@@ -31,6 +31,8 @@ _FILLER_SENTENCE = re.compile(
     r"(?i)^(?:(?:there'?s )?nothing (?:is |was |has been )?(?:decided|recorded|on record|"
     r"in (?:memory|the notes)|i (?:have|know|can find))\b.*|"
     r"(?:it'?s |that'?s )?not (?:decided|recorded)\b.*|no (?:note|decision|record)\b.*|"
+    r"i (?:don'?t|do not) have (?:anything|a note|a record|any record)\b.*|"
+    r"i (?:can'?t|cannot|couldn'?t) find (?:a |any )?(?:recorded|record|note|reason)\b.*|"
     r"(?:sure|okay|ok|done|yes|no|yep|nope|good (?:catch|question|call)|looked into it|"
     r"agreed|right|makes sense|correct|glad it helped|de rien|you'?re welcome)[.!]?)$")
 _CONSTRAINT = re.compile(r"(?i)\b(?:only|never|always|must|don'?t|do not|no longer|not|no|"
@@ -114,13 +116,27 @@ def compose_fact(user: str, reply: str, before: Sequence[tuple[str, str]] = (),
     lead = _statement(user)
     if (not lead and before and not is_question(user)
             and len(content_words(user)) <= SHORT_INSTRUCTION_WORDS):
-        cause = _best(sentences(before[-1][1]), 1)
-        lead = _clean(cause[0]) if cause else ""
+        lead = _cause(before[-1][1])
     if lead and body and _covered(lead, body):
         lead = ""
     chosen = _best(body, MAX_SENTENCES, limit - (len(lead) + 2 if lead else 0))
     text = "; ".join(filter(None, [lead.rstrip(".;"), " ".join(chosen)]))
     return _cut(text or " ".join(sentences(user)), limit).strip(" ;")
+
+
+_UNKNOWN = re.compile(r"(?i)\b(?:nothing (?:is |was )?recorded|not recorded|no record|"
+                      r"(?:can'?t|cannot|couldn'?t) find|(?:don'?t|do not) have|your call|"
+                      r"product call|up to you)\b")
+
+
+def _cause(reply: str) -> str:
+    """The sentence of the reply before that a short "fix it" or "yes, that one" acts on: the
+    one that carries the most, never one that says nothing is known."""
+    candidates = [s for s in sentences(reply) if not _UNKNOWN.search(s)]
+    if not candidates:
+        return ""
+    best = max(candidates, key=score)
+    return _clean(best) if score(best) > 0 else ""
 
 
 def _covered(lead: str, body: Sequence[str]) -> bool:
