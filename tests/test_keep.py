@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from memsift.judge import keep
+from memsift.judge.corpus import CORPUS
 from memsift.judge.train_keep import corpus_sha256, train
 from memsift.session_end.exchange import Exchange, session_view
 from memsift.session_end.held import LONGTERM, NOTES, HeldItem, ProjectMemory, words_of
@@ -27,6 +28,8 @@ def test_the_shipped_weights_are_the_ones_their_provenance_records():
     assert provenance["weights_sha256"] == shipped
     assert provenance["command"] == "python -m memsift.judge.train_keep"
     assert len(provenance["corpus_sha256"]) == 64 and provenance["trained"]
+    if CORPUS.is_dir():  # retrain (make train-keep) when the corpus or its keep labels change
+        assert provenance["corpus_sha256"] == corpus_sha256(CORPUS, rule=True)
     assert provenance["train_exchanges"] >= 2000 and provenance["train_projects"] >= 50
     assert {"val_precision", "val_recall", "keep_threshold"} <= set(provenance)
     head = keep.load_head()
@@ -76,15 +79,17 @@ def test_training_on_a_corpus_writes_weights_and_their_provenance(tmp_path):
     corpus = tmp_path / "sessions"
     shutil.copytree(TINY_CORPUS, corpus)
     out = tmp_path / "keep_head.npz"
-    report = train(corpus, out, extra=False, cache=tmp_path / "vectors.npz")
+    report = train(corpus, out, extra=False, cache=tmp_path / "vectors.npz",
+                   kinds_cache=tmp_path / "kinds.npz", rule=False)
     provenance = json.loads(out.with_suffix(".json").read_text())
     assert provenance["weights_sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
-    assert provenance["corpus_sha256"] == corpus_sha256(corpus)
+    assert provenance["corpus_sha256"] == corpus_sha256(corpus, rule=False)
     assert report["train_exchanges"] == 12 and report["val_exchanges"] == 6
     with np.load(out) as data:
         assert data["keep"].shape == (keep.n_features(),)
     again = tmp_path / "again.npz"
-    train(corpus, again, extra=False, cache=tmp_path / "vectors.npz")
+    train(corpus, again, extra=False, cache=tmp_path / "vectors.npz",
+          kinds_cache=tmp_path / "kinds.npz", rule=False)
     with np.load(out) as first, np.load(again) as second:
         assert np.array_equal(first["keep"], second["keep"])  # one command, same weights
 
@@ -177,13 +182,17 @@ def test_training_on_the_rules_labels_reads_the_labels_file_and_the_keep_only_se
     (tmp_path / "keep-labels.jsonl").write_text(json.dumps(
         {"session": "web/quarry-etl", "turns": 6, "kept": {"1": "a fact the rule keeps"}}) + "\n")
     out = tmp_path / "keep_head.npz"
-    writers = train(corpus, out, extra=False, cache=tmp_path / "vectors.npz")
+    writers = train(corpus, out, extra=False, cache=tmp_path / "vectors.npz",
+                    kinds_cache=tmp_path / "kinds.npz", rule=False)
     assert writers["train_exchanges"] == 12
-    rule = train(corpus, out, extra=False, cache=tmp_path / "vectors.npz", rule=True)
+    assert json.loads(out.with_suffix(".json").read_text())["command"] \
+        == "python -m memsift.judge.train_keep --labels writers"
+    rule = train(corpus, out, extra=False, cache=tmp_path / "vectors.npz",
+                 kinds_cache=tmp_path / "kinds.npz")  # the rule's labels: the default
     provenance = json.loads(out.with_suffix(".json").read_text())
     assert rule["train_exchanges"] == 18  # the keep-only copy of orchard-api too
     assert rule["train_keep"] == 5  # orchard-api 2, its copy 2, quarry-etl 1 by the rule (2 before)
-    assert provenance["command"] == "python -m memsift.judge.train_keep --labels rule"
+    assert provenance["command"] == "python -m memsift.judge.train_keep"
     assert provenance["corpus_sha256"] == corpus_sha256(corpus, rule=True) \
         != corpus_sha256(corpus)
     assert provenance["keep_labels"].endswith("keep-labels.jsonl")

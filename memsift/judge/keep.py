@@ -6,9 +6,12 @@ reactions and what the project's notes or long-term store already hold are not n
 
 A logistic head over the MiniLM vectors of the message and the reply (memsift.model.embed),
 cue features (reason words, error names, action replies, length), the turn after (was the
-proposal taken up?) and how much of the exchange is already held: by the project's notes and
-passages, and by what the session said before. (Hashed words and the reply before were
-tried: they fit the training projects and lose on the validation ones.) Trained on the labelled corpus by memsift.judge.train_keep; the weights
+proposal taken up?), the reply before (was this message the "ok, do that" that settles what it
+proposed?), a request carried out against a question answered with a reason, what kind of
+message it was (the prompt path's kind encoder), and how much of the exchange is already held:
+by the project's notes and passages, and by what the session said before. (Hashed words and
+the reply before's vector were tried: they fit the training projects and lose on the
+validation ones.) Trained on the labelled corpus by memsift.judge.train_keep; the weights
 (memsift/data/keep_head.npz) and where they came from (keep_head.json) ship together.
 
 `restated()` is the other half of "already held": which note or passage an exchange repeats,
@@ -35,6 +38,9 @@ KEEP_THRESHOLD = 0.5  # the recorded threshold replaces this once the head is tr
 RESTATE_THRESHOLD = 0.5  # the recorded one replaces this too
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
+# (message, reply before, user's message before) -> the kind encoder's outputs, (n, 12)
+KindFn = Callable[[Sequence[tuple[str, str, str]]], np.ndarray]
+N_KIND = 12  # the kind encoder's eleven kinds (softmax) and its need for memory (sigmoid)
 
 _WORD = re.compile(r"[a-z][a-z0-9_']*|\d+(?:\.\d+)?")
 REASON_CUES = ("because", "so that", "since", "instead of", "otherwise", "decided", "root cause",
@@ -115,6 +121,57 @@ def _around(user: str, reply: str, next_user: str, words: set[str], seen: set[st
     ]
 
 
+N_BEFORE = 14
+N_ASKED = 11
+_PROPOSAL = re.compile(r"(?i)\b(?:i'd|i would|should i|want me to|shall i|we could|you could|"
+                       r"options?|recommend|suggest|propose|either|or keep|prefer|which one|"
+                       r"do you want)\b")
+_SHORT_ANSWER = re.compile(r"(?i)^\s*(?:ok(?:ay)?|yes|yep|yeah|sure|agreed|do it|do that|go|"
+                           r"go ahead|go with|let'?s|sounds good|perfect|great|fine|good|ship it|"
+                           r"leave it|keep it|that one|the first|the second|option|b\b|a\b|"
+                           r"makes sense|lgtm|both|neither|no)\b")
+_REQUEST = re.compile(r"(?i)^\s*(?:please\s+)?(?:add|make|move|rename|run|rerun|commit|push|open|"
+                      r"fix|change|set|bump|update|remove|delete|implement|show|write|create|"
+                      r"deploy|merge|revert|tag|ship|release|check|try|use|put|switch|do|go|"
+                      r"apply|map|purge|gate|send|tell|note)\b")
+_DONE = re.compile(r"(?i)^\s*(?:done|ok|set|yes)\b")
+_WHY = re.compile(r"(?i)\bwhy\b|\bhow come\b|\bwhat was\b|\bhow do (?:i|we)\b")
+STRONG_REASONS = ("because", "so that", "since", "otherwise", "root cause", "caused",
+                  "the fix was", "which is why", "instead of", "never", "always", "must", "until",
+                  "rule", "from now on", "decided")
+
+
+def _before(user: str, reply: str, before: str) -> list[float]:
+    """The reply before the message: a short "ok, do that" settles what it proposed or asked,
+    so the choice is kept on this exchange while its content sits in the one before."""
+    answer = 1.0 if _SHORT_ANSWER.match(user) else 0.0
+    short = 1.0 if len(_words(user)) <= 6 else 0.0
+    lowered = before.lower()
+    reasons = math.log1p(sum(lowered.count(cue) for cue in REASON_CUES))
+    proposals = math.log1p(len(_PROPOSAL.findall(before)))
+    asked = 1.0 if before.rstrip().endswith("?") else 0.0
+    reply_words = content_words(reply)
+    carried = len(reply_words & content_words(before)) / max(1, len(reply_words))
+    return [1.0 if before else 0.0, answer, short, reasons, proposals, asked,
+            answer * reasons, answer * proposals, short * proposals, short * asked,
+            answer * asked, carried, short * carried, math.log1p(len(_words(before))) / 5.0]
+
+
+def _asked(user: str, reply: str) -> list[float]:
+    """A request carried out (and nothing more said) against a question answered with a reason:
+    the two a logistic head cannot tell apart from the cues one at a time."""
+    lowered = reply.lower()
+    reasons = sum(lowered.count(cue) for cue in STRONG_REASONS)
+    acted = 1.0 if _ACTION_REPLY.match(reply) else 0.0
+    request = 1.0 if _REQUEST.match(user) else 0.0
+    done = 1.0 if _DONE.match(reply) else 0.0
+    bare = 1.0 if reasons == 0 else 0.0
+    why = 1.0 if _WHY.search(user) else 0.0
+    question = 1.0 if "?" in user else 0.0
+    return [request, done, acted * bare, request * bare, request * acted, request * acted * bare,
+            done * bare, why, why * (1 - bare), question * (1 - bare), math.log1p(reasons)]
+
+
 @dataclass(frozen=True)
 class Held:
     """What the project already holds: its notes' and passages' texts and their vectors."""
@@ -163,7 +220,7 @@ def _held_features(u: np.ndarray, a: np.ndarray, words: set[str], held: Held,
 class SessionExchange:
     user: str
     reply: str
-    before: str = ""  # the reply before this message (the keep cross-encoder reads it)
+    before: str = ""  # the reply before this message
 
 
 def in_order(pairs: Sequence[tuple[str, str]]) -> list[SessionExchange]:
@@ -172,14 +229,42 @@ def in_order(pairs: Sequence[tuple[str, str]]) -> list[SessionExchange]:
             for i, (user, reply) in enumerate(pairs)]
 
 
+def encoder_kinds(reads: Sequence[tuple[str, str, str]], batch: int = 32) -> np.ndarray:
+    """The prompt path's kind encoder (memsift/data/kind_encoder.npz) over each message in its
+    context: what kind of message it was (an instruction, a decision, a reaction...) says much
+    of whether its exchange is a note. Zeros where the encoder cannot load."""
+    from memsift.model.cross import KIND_FILE, CrossError, kind_ids, load
+
+    try:
+        encoder = load(KIND_FILE)
+    except CrossError:
+        return np.zeros((len(reads), N_KIND), np.float32)
+    out = [np.zeros((0, N_KIND), np.float32)]
+    for start in range(0, len(reads), batch):
+        encoded = [kind_ids(*read) for read in reads[start:start + batch]]
+        out.append(encoder.logits_ids([i for i, _ in encoded], [t for _, t in encoded]))
+    return np.concatenate(out).astype(np.float32)
+
+
+def _kind_features(logits: np.ndarray) -> np.ndarray:
+    kinds = np.exp(logits[:, :11] - logits[:, :11].max(axis=1, keepdims=True))
+    kinds /= kinds.sum(axis=1, keepdims=True)
+    return np.concatenate([kinds, sigmoid(logits[:, 11:12])], axis=1).astype(np.float32)
+
+
 def session_rows(exchanges: Sequence[SessionExchange], held: Held, embed_fn: EmbedFn,
-                 restate: np.ndarray | None = None) -> np.ndarray:
+                 restate: np.ndarray | None = None, kinds_fn: KindFn | None = None
+                 ) -> np.ndarray:
     """One feature row per exchange of a session, in order: each reads the exchange, the
     message after it and everything the session and the project held before it.
-    `restate`: the restatement head's weights (Head.restate)."""
+    `restate`: the restatement head's weights (Head.restate); `kinds_fn`: the kind encoder
+    (encoder_kinds unless given: training passes a cached one)."""
     n = len(exchanges)
     if not n:
         return np.zeros((0, n_features()), np.float32)
+    reads = [(e.user, exchanges[i - 1].reply if i else e.before,
+              exchanges[i - 1].user if i else "") for i, e in enumerate(exchanges)]
+    kinds = _kind_features(np.asarray((kinds_fn or encoder_kinds)(reads), np.float32))
     vectors = np.asarray(embed_fn([e.user for e in exchanges] + [e.reply for e in exchanges]),
                          np.float32)
     users, replies = vectors[:n], vectors[n:]
@@ -195,6 +280,9 @@ def session_rows(exchanges: Sequence[SessionExchange], held: Held, embed_fn: Emb
                                       replies[:i], words[:i], restate), np.float32),
             np.asarray(_around(exchange.user, exchange.reply, next_user, set(words[i]), seen),
                        np.float32),
+            np.asarray(_before(exchange.user, exchange.reply, exchange.before), np.float32),
+            np.asarray(_asked(exchange.user, exchange.reply), np.float32),
+            kinds[i],
             np.ones(1, np.float32),  # bias
         ]))
         seen |= words[i]
@@ -202,7 +290,7 @@ def session_rows(exchanges: Sequence[SessionExchange], held: Held, embed_fn: Emb
 
 
 def n_features() -> int:
-    return 2 * DIM + N_CUES + N_HELD + N_AROUND + 1
+    return 2 * DIM + N_CUES + N_HELD + N_AROUND + N_BEFORE + N_ASKED + N_KIND + 1
 
 
 # --- restatement: which held item an exchange repeats --------------------------------------

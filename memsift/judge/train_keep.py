@@ -3,13 +3,14 @@
     python -m memsift.judge.train_keep        (or: make train-keep)
 
 Every exchange of every session is a row (memsift.judge.keep.session_rows: the exchange, the
-reply before it, what the session and the project's notes and passages held before it); its
-label is the corpus's `keep`: by default the session writers' own labels on corpus/sessions
-(what the shipped head is trained on); with `--labels rule`, those of corpus/keep-labels.jsonl
-(one written rule applied to every exchange in one pass) and the keep-only sessions of
-corpus/keep-sessions, labelled under the same rule. Training reads the "train" sessions only; the threshold is
-chosen on out-of-fold predictions over train projects, and the numbers are measured on the
-"val" sessions, held apart by project. The restatement head is fitted on the (exchange, item)
+reply before it, what the session and the project's notes and passages held before it, and the
+kind encoder's reading of the message); its label is the corpus's `keep`: by default (what the
+shipped head is trained on) the labels of corpus/keep-labels.jsonl, one written rule
+(corpus/KEEP-RULE.md) applied to every exchange in one pass, and the keep-only sessions of
+corpus/keep-sessions, labelled under the same rule; with `--labels writers`, the session
+writers' own labels on corpus/sessions alone. Training reads the "train" sessions only; the
+threshold is chosen on out-of-fold predictions over the train projects' sessions, and the
+numbers are measured on the "val" sessions, held apart by project. The restatement head is fitted on the (exchange, item)
 pairs of train sessions, the corpus's `restates` and `expect` naming the positives (a reply
 that answers from an item repeats it); its score is also a feature of the keep head.
 
@@ -49,6 +50,7 @@ from memsift.model.embed import MODEL_ID
 from memsift.model.lexical import content_words
 
 VECTOR_CACHE = REPO / ".cache" / "keep-vectors.npz"
+KINDS_CACHE = REPO / ".cache" / "keep-kinds.npz"  # the kind encoder's outputs, by text hash
 FOLDS = 5  # train projects split this many ways for out-of-fold thresholds
 KEEP_L2 = 0.1  # strong weight decay: the vectors fit the training projects' wording else
 RESTATE_L2 = 1e-3
@@ -57,6 +59,8 @@ STEPS = 300  # Adam steps; the validation numbers stop moving well before
 LEARNING_RATE = 0.05
 TARGET = 0.8  # the precision and recall asked for on val
 STACK_L2 = 1e-3  # three weights fitted on ~1,500 exchanges: little to regularise
+EXTRA_COPIES = 3  # the templated single exchanges, each counted this many times: the only rows
+#                  with nothing held, the regime of a project's first session
 BETA = 0.7  # a note for nothing is a distractor on every later prompt of its subject; a
 #             missed one costs the work once: precision counts twice as much as recall
 
@@ -68,17 +72,54 @@ def sessions_of(turns: Sequence[Turn]) -> dict[str, list[Turn]]:
     return dict(by_session)
 
 
+class Kinds:
+    """The kind encoder's outputs for (message, reply before, user before) reads, cached on
+    disk by their hash and the encoder file's, so a rerun runs it only on what changed."""
+
+    def __init__(self, path: Path = KINDS_CACHE) -> None:
+        from memsift.model.cross import KIND_FILE
+
+        self.path = path
+        self.encoder = hashlib.sha256(KIND_FILE.read_bytes()).hexdigest()
+        self.table: dict[str, np.ndarray] = {}
+        if path.exists():
+            with np.load(path) as data:
+                if str(data["encoder"]) == self.encoder:
+                    self.table = dict(zip((str(k) for k in data["keys"]), data["logits"]))
+
+    @staticmethod
+    def key(read: tuple[str, str, str]) -> str:
+        return hashlib.sha1("\0".join(read).encode()).hexdigest()
+
+    def __call__(self, reads: Sequence[tuple[str, str, str]]) -> np.ndarray:
+        missing = sorted({r for r in reads if self.key(r) not in self.table})
+        if missing:
+            for read, logits in zip(missing, keep.encoder_kinds(missing)):
+                self.table[self.key(read)] = logits
+            self.save()
+        if not reads:
+            return np.zeros((0, keep.N_KIND), np.float32)
+        return np.stack([self.table[self.key(r)] for r in reads])
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        keys = sorted(self.table)
+        np.savez(self.path, keys=np.asarray(keys), encoder=np.asarray(self.encoder),
+                 logits=np.stack([self.table[k] for k in keys]).astype(np.float32))
+
+
 def held_of(turns: Sequence[Turn], vectors: Vectors) -> keep.Held:
     texts = [item.text for item in turns[0].items]
     return keep.Held.of(texts, vectors(texts))
 
 
-def keep_rows(sessions: dict[str, list[Turn]], vectors: Vectors, restate: np.ndarray
-              ) -> tuple[np.ndarray, list[Turn]]:
+def keep_rows(sessions: dict[str, list[Turn]], vectors: Vectors, restate: np.ndarray,
+              kinds: keep.KindFn | None = None) -> tuple[np.ndarray, list[Turn]]:
     rows, order = [], []
     for turns in sessions.values():
         exchanges = keep.in_order([(t.user, t.assistant) for t in turns])
-        rows.append(keep.session_rows(exchanges, held_of(turns, vectors), vectors, restate))
+        rows.append(keep.session_rows(exchanges, held_of(turns, vectors), vectors, restate,
+                                      kinds))
         order += turns
     return np.concatenate(rows), order
 
@@ -187,13 +228,14 @@ def choose_threshold(scores: np.ndarray, y: np.ndarray) -> float:
     return round(chosen, 2)
 
 
-def extra_rows(vectors: Vectors, restate: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def extra_rows(vectors: Vectors, restate: np.ndarray, kinds: keep.KindFn | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
     """The older templated exchanges (memsift/data/keep_exchanges.jsonl), each alone, with
     nothing held: plain prototypes of a decision, an incident, a reaction, a UI tweak."""
     rows = keep.load_exchanges("keep_exchanges.jsonl")
     vectors.fill([t for r in rows for t in (r.user, r.assistant)])
     x = np.concatenate([keep.session_rows([keep.SessionExchange(r.user, r.assistant)],
-                                          keep.Held(), vectors, restate) for r in rows])
+                                          keep.Held(), vectors, restate, kinds) for r in rows])
     return x, np.asarray([r.keep for r in rows], np.float32)
 
 
@@ -216,11 +258,14 @@ def with_stack(head: keep.Head, oof: np.ndarray, y: np.ndarray, order: Sequence[
 
 
 def train(corpus_root: Path = CORPUS, out: Path | None = None, extra: bool = True,
-          cache: Path = VECTOR_CACHE, with_cross: bool = True, rule: bool = False) -> dict:
-    """`rule`: train on the rule's labels and the keep-only sessions (`--labels rule`)."""
+          cache: Path = VECTOR_CACHE, with_cross: bool = True, rule: bool = True,
+          kinds_cache: Path = KINDS_CACHE) -> dict:
+    """`rule`: train on the rule's labels and the keep-only sessions (the default); else on
+    the session writers' labels (`--labels writers`)."""
     roots = keep_roots(corpus_root) if rule else (corpus_root,)
     turns = [t for t in read_corpus(roots, keep_labels=rule) if t.keep is not None]
     vectors = Vectors(cache)
+    kinds = Kinds(kinds_cache)
     vectors.fill(sorted({s for t in turns for s in (t.user, t.assistant,
                                                      *(i.text for i in t.items))}))
     train_s = sessions_of([t for t in turns if t.split == "train"])
@@ -229,22 +274,26 @@ def train(corpus_root: Path = CORPUS, out: Path | None = None, extra: bool = Tru
     restate_w = fit(restate_x, restate_y, RESTATE_L2, balanced=False)
     best, right, _ = best_per_exchange(keep.sigmoid(restate_x @ restate_w), restate_y, owner)
     restate_t = restate_threshold(best, right)
-    x, order = keep_rows(train_s, vectors, restate_w)
+    x, order = keep_rows(train_s, vectors, restate_w, kinds)
     y = np.asarray([bool(t.keep) for t in order], np.float32)
     projects = [t.project for t in order]
+    distinct = y.copy()
     if extra:
-        x_extra, y_extra = extra_rows(vectors, restate_w)
-        x, y = np.vstack([x, x_extra]), np.concatenate([y, y_extra])
-        projects += [f"extra-{i}" for i in range(len(y_extra))]
+        x_extra, y_extra = extra_rows(vectors, restate_w, kinds)
+        distinct = np.concatenate([y, y_extra])
+        x = np.vstack([x] + [x_extra] * EXTRA_COPIES)
+        y = np.concatenate([y] + [y_extra] * EXTRA_COPIES)
+        projects += [f"extra-{i}" for i in range(len(y_extra))] * EXTRA_COPIES  # one fold each
     oof = out_of_fold(x, y, folds_of(projects), KEEP_L2)
-    threshold = choose_threshold(oof, y)
+    sessions = len(order)  # the threshold is read on sessions: chosen on their rows alone
+    threshold = choose_threshold(oof[:sessions], y[:sessions])
     head = keep.Head(fit(x, y, KEEP_L2), restate_w, threshold, restate_t)
     if with_cross and KEEP_CROSS_FILE.exists():
         head = with_stack(head, oof, y, order, projects)
-    report = evaluate(head, val_s, vectors)
+    report = evaluate(head, val_s, vectors, kinds)
     if head.stack is not None:
         report["keep_cross_sha256"] = file_hash(KEEP_CROSS_FILE)
-    report.update(train_exchanges=len(y), train_keep=int(y.sum()),
+    report.update(train_exchanges=len(distinct), train_keep=int(distinct.sum()),
                   train_sessions=len(train_s), train_projects=len({t.project for t in order}))
     path = out or keep.weights_path()
     keep.save(head, path)
@@ -252,8 +301,9 @@ def train(corpus_root: Path = CORPUS, out: Path | None = None, extra: bool = Tru
     return report
 
 
-def evaluate(head: keep.Head, sessions: dict[str, list[Turn]], vectors: Vectors) -> dict:
-    x, order = keep_rows(sessions, vectors, head.restate)
+def evaluate(head: keep.Head, sessions: dict[str, list[Turn]], vectors: Vectors,
+             kinds: keep.KindFn | None = None) -> dict:
+    x, order = keep_rows(sessions, vectors, head.restate, kinds)
     y = np.asarray([bool(t.keep) for t in order], np.float32)
     probabilities, threshold = head.decide(
         x, [keep.SessionExchange(t.user, t.assistant, t.reply_before) for t in order])
@@ -304,7 +354,7 @@ def file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def write_provenance(weights: Path, corpus_root: Path, report: dict, rule: bool = False
+def write_provenance(weights: Path, corpus_root: Path, report: dict, rule: bool = True
                      ) -> None:
     provenance = {
         "weights": weights.name, "weights_sha256": file_hash(weights),
@@ -312,7 +362,7 @@ def write_provenance(weights: Path, corpus_root: Path, report: dict, rule: bool 
         "corpus": " + ".join(_shown(folder) for folder in
                              (keep_roots(corpus_root) if rule else (corpus_root,))),
         **({"keep_labels": _shown(keep_labels_file(corpus_root))} if rule else {}),
-        "command": "python -m memsift.judge.train_keep" + (" --labels rule" if rule else ""),
+        "command": "python -m memsift.judge.train_keep" + ("" if rule else " --labels writers"),
         "trained": now_iso(),
         "python": platform.python_version(), "numpy": np.__version__,
         "embedding": MODEL_ID, **report,
@@ -325,9 +375,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--out", type=Path, default=None, help="weights file to write")
-    parser.add_argument("--labels", choices=("writers", "rule"), default="writers",
-                        help="the session writers' keep labels (the shipped head) or the "
-                             "rule's (corpus/keep-labels.jsonl and corpus/keep-sessions)")
+    parser.add_argument("--labels", choices=("rule", "writers"), default="rule",
+                        help="the rule's keep labels (corpus/keep-labels.jsonl and "
+                             "corpus/keep-sessions: the shipped head) or the session writers'")
     args = parser.parse_args(argv)
     report = train(args.corpus, args.out, rule=args.labels == "rule")
     print(json.dumps(report, indent=2))
