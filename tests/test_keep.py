@@ -196,3 +196,21 @@ def test_training_on_the_rules_labels_reads_the_labels_file_and_the_keep_only_se
     assert provenance["corpus_sha256"] == corpus_sha256(corpus, rule=True) \
         != corpus_sha256(corpus)
     assert provenance["keep_labels"].endswith("keep-labels.jsonl")
+
+
+def test_a_pass_over_the_last_exchanges_runs_the_kind_encoder_on_those_alone():
+    pairs = [("should the importer keep SQLite?", "Move to Postgres: four writers lock SQLite."),
+             ("ok do it", "Done: app/db.py uses Postgres now."),
+             ("thanks", "You're welcome.")]
+    exchanges = keep.in_order(pairs)
+    head = keep.load_head()
+    read = []
+
+    def kinds(reads):
+        read.extend(reads)
+        return keep.encoder_kinds(reads)
+
+    whole = keep.session_rows(exchanges, keep.Held(), _embed, head.restate)
+    last = keep.session_rows(exchanges, keep.Held(), _embed, head.restate, kinds, wanted=[1])
+    assert read == [("ok do it", pairs[0][1], pairs[0][0])]  # the message with the turn before
+    np.testing.assert_allclose(last[1], whole[1], rtol=1e-5, atol=1e-6)

@@ -253,18 +253,24 @@ def _kind_features(logits: np.ndarray) -> np.ndarray:
 
 
 def session_rows(exchanges: Sequence[SessionExchange], held: Held, embed_fn: EmbedFn,
-                 restate: np.ndarray | None = None, kinds_fn: KindFn | None = None
-                 ) -> np.ndarray:
+                 restate: np.ndarray | None = None, kinds_fn: KindFn | None = None,
+                 wanted: Sequence[int] | None = None) -> np.ndarray:
     """One feature row per exchange of a session, in order: each reads the exchange, the
     message after it and everything the session and the project held before it.
     `restate`: the restatement head's weights (Head.restate); `kinds_fn`: the kind encoder
-    (encoder_kinds unless given: training passes a cached one)."""
+    (encoder_kinds unless given: training passes a cached one); `wanted`: the positions whose
+    rows will be read (all unless given): the kind encoder runs on those alone, so a pass over
+    a long session's last few exchanges does not read the whole session again."""
     n = len(exchanges)
     if not n:
         return np.zeros((0, n_features()), np.float32)
     reads = [(e.user, exchanges[i - 1].reply if i else e.before,
               exchanges[i - 1].user if i else "") for i, e in enumerate(exchanges)]
-    kinds = _kind_features(np.asarray((kinds_fn or encoder_kinds)(reads), np.float32))
+    positions = list(range(n)) if wanted is None else sorted(set(wanted))
+    kinds = np.zeros((n, N_KIND), np.float32)
+    if positions:
+        kinds[positions] = _kind_features(np.asarray(
+            (kinds_fn or encoder_kinds)([reads[i] for i in positions]), np.float32))
     vectors = np.asarray(embed_fn([e.user for e in exchanges] + [e.reply for e in exchanges]),
                          np.float32)
     users, replies = vectors[:n], vectors[n:]

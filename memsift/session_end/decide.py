@@ -39,7 +39,7 @@ def decide(view: SessionView, pending: Sequence[Exchange], keeper) -> list[Decis
     from memsift.judge.base import JudgeError
 
     head = keep.load_head()
-    _begin(keeper, view)
+    _begin(keeper, view, pending)
     decisions = []
     for exchange in pending:
         try:
@@ -48,7 +48,7 @@ def decide(view: SessionView, pending: Sequence[Exchange], keeper) -> list[Decis
             log("warning", "the model failed, offline keep decision used instead",
                 turn=exchange.turn, error=str(exc))
             keeper = OfflineKeeper()
-            _begin(keeper, view)
+            _begin(keeper, view, pending)
             text = _decide_and_write(keeper, exchange)
         text = "" if text.strip().upper() == "NONE" else text
         item = view.restated(head, exchange)
@@ -63,9 +63,9 @@ def decide(view: SessionView, pending: Sequence[Exchange], keeper) -> list[Decis
     return decisions
 
 
-def _begin(keeper, view: SessionView) -> None:
+def _begin(keeper, view: SessionView, pending: Sequence[Exchange]) -> None:
     if hasattr(keeper, "begin"):
-        keeper.begin(view)
+        keeper.begin(view, pending)
 
 
 def _corrects(exchange: Exchange, item) -> bool:

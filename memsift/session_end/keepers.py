@@ -5,6 +5,8 @@ make_keeper, which picks one from the settings."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from memsift.log import log
 from memsift.redact import redact_text
 from memsift.session_end.exchange import Exchange, SessionView, session_view
@@ -45,16 +47,19 @@ class OfflineKeeper:
         self._own_threshold = threshold is None
         self._probability: dict[int, float] = {}
 
-    def begin(self, view: SessionView) -> None:
-        """Score every exchange of the session at once (one matrix product)."""
+    def begin(self, view: SessionView, pending: Sequence[Exchange] | None = None) -> None:
+        """Score the session's exchanges at once (one matrix product): the `pending` ones (all
+        unless given), each read with the whole session around it."""
         exchanges = self._keep.in_order([(e.user, e.assistant) for e in view.exchanges])
+        turns = None if pending is None else {e.turn for e in pending}
+        wanted = [i for i, e in enumerate(view.exchanges) if turns is None or e.turn in turns]
         rows = self._keep.session_rows(exchanges, view.memory.held, view.embed,
-                                       self.head.restate)
+                                       self.head.restate, wanted=wanted)
         probabilities, threshold = self.head.decide(rows, exchanges)
         if self._own_threshold:
             self.threshold = threshold  # the head alone has its own when the stack cannot load
-        for exchange, p in zip(view.exchanges, probabilities):
-            self._probability[exchange.turn] = float(p)
+        for i in wanted:
+            self._probability[view.exchanges[i].turn] = float(probabilities[i])
 
     def probability(self, exchange: Exchange) -> float:
         if exchange.turn not in self._probability:
