@@ -10,9 +10,10 @@ shipped head is trained on) the labels of corpus/keep-labels.jsonl, one written 
 corpus/keep-sessions, labelled under the same rule; with `--labels writers`, the session
 writers' own labels on corpus/sessions alone. Training reads the "train" sessions only; the
 threshold is chosen on out-of-fold predictions over the train projects' sessions, and the
-numbers are measured on the "val" sessions, held apart by project. The restatement head is fitted on the (exchange, item)
-pairs of train sessions, the corpus's `restates` and `expect` naming the positives (a reply
-that answers from an item repeats it); its score is also a feature of the keep head.
+numbers are measured on the "val" sessions, held apart by project. The restatement head is
+fitted on the (exchange, item) pairs of train sessions, the corpus's `restates` and `expect`
+naming the positives (a reply that answers from an item repeats it); its score is also a
+feature of the keep head.
 
 Writes memsift/data/keep_head.npz and, beside it, keep_head.json: the corpus's hash, the
 command, the date, the counts and the validation numbers. Vectors are cached under .cache/
