@@ -59,6 +59,7 @@ class Decision:
     # The remote judge, when one was asked: backend, model, requests, tokens and the servers'
     # request ids (x-typesafe-request-id, x-request-id), to find a decision in their logs.
     judge: dict[str, Any] = field(default_factory=dict)
+    warm: bool = False  # answered by the warm server (memsift.warm), not a process of its own
     v: int = AUDIT_VERSION
 
     def step(self, name: str, ms: float, result: str) -> None:

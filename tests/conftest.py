@@ -20,4 +20,7 @@ def isolated_env(tmp_path, monkeypatch):
             monkeypatch.delenv(name, raising=False)
     home = tmp_path / "memsift-home"
     monkeypatch.setenv("MEMSIFT_HOME", str(home))
+    # Each test's hook processes answer their own prompts: a warm server per test home would
+    # outlive the test. tests/test_warm.py turns it on where it is the subject.
+    monkeypatch.setenv("MEMSIFT_WARM", "0")
     return home

@@ -9,7 +9,7 @@ import memsift
 
 PACKAGE = Path(memsift.__file__).parent
 
-# Lowest first. The root holds what every stage uses; hook, cli and __main__ are the entry
+# Lowest first. The root holds what every stage uses; hook, warm, cli and __main__ are the entry
 # points a host or a shell runs and may import anything.
 LAYERS = {
     "root": 0,
@@ -19,7 +19,7 @@ LAYERS = {
     "prompt": 4, "session_end": 4,
     "commands": 5, "bench": 5, "training": 5,
 }
-ENTRY_POINTS = {"memsift.hook", "memsift.cli", "memsift.__main__"}
+ENTRY_POINTS = {"memsift.hook", "memsift.warm", "memsift.cli", "memsift.__main__"}
 STAGES = {"prompt", "session_end"}
 
 

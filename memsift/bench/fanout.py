@@ -96,6 +96,7 @@ def run(prompts: int = PROMPTS, latency_s: float = LATENCY_S) -> dict:
         with environ(MEMSIFT_HOME=str(workdir / "home")):
             project = _prepare(workdir)
             env = dict(os.environ) | {
+                "MEMSIFT_WARM": "0",  # fresh hook processes, as it measures
                 "MEMSIFT_JUDGE_BACKEND": "systemone", "MEMSIFT_JUDGE_BASE_URL": server.url,
                 "MEMSIFT_JUDGE_API_KEY": "bench", "MEMSIFT_COGNEE_URL": "",
                 "MEMSIFT_HEALTH_PROBE_EVERY_S": "3600"}

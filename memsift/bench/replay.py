@@ -165,6 +165,13 @@ def added_context(stdout: str) -> str:
     return text
 
 
+def stop_warm(env: dict) -> None:
+    """The replay's warm server (memsift.warm) goes with its home."""
+    from memsift import warm
+
+    warm.stop(env)
+
+
 def run_hook(prompt: str, transcript: Transcript, index: int, env: dict) -> tuple[str, float]:
     """One fresh hook process, timed from spawn to exit."""
     begin = time.perf_counter()
@@ -191,7 +198,10 @@ def replay_conversation(data: dict, longterm: str, baseline: bool, progress=None
         with memsift_home(home, data.get("now", "")):
             settings, project = prepare(data, workdir, longterm)
             env = hook_env(longterm) | ({"MEMSIFT_JUDGE_BACKEND": backend} if backend else {})
-            scores = [_replay_hook(data, project, workdir, env, progress)]
+            try:
+                scores = [_replay_hook(data, project, workdir, env, progress)]
+            finally:
+                stop_warm(env)
             if backend:
                 scores[0].mode = backend
             if baseline:

@@ -59,6 +59,11 @@ def _project(workdir: Path, n: int, settings) -> Path:
     return project
 
 
+def fresh_env() -> dict:
+    """Fresh hook processes, as the numbers say: no warm server (memsift.warm)."""
+    return dict(os.environ) | {"MEMSIFT_WARM": "0"}
+
+
 def measure(n: int, workdir: Path) -> dict:
     from memsift.audit import read_audit
     from memsift.bench.replay import Transcript, percentile, run_hook
@@ -69,7 +74,7 @@ def measure(n: int, workdir: Path) -> dict:
     waits, steps_ms = [], {}
     for index, message in enumerate(MESSAGES, start=1):
         transcript.user(message)
-        _, wait = run_hook(message, transcript, index, dict(os.environ))
+        _, wait = run_hook(message, transcript, index, fresh_env())
         transcript.assistant("ok")
         waits.append(wait)
         for step in read_audit(1)[0]["steps"]:
@@ -138,7 +143,7 @@ def _first_prompt(prompt: str, transcript, session: str) -> float:
     payload = json.loads(hook_payload(prompt, transcript, 1)) | {"session_id": session}
     begin = time.perf_counter()
     subprocess.run([sys.executable, "-m", "memsift", "hook", "claude-code", "UserPromptSubmit"],
-                   input=json.dumps(payload).encode(), capture_output=True, env=dict(os.environ),
+                   input=json.dumps(payload).encode(), capture_output=True, env=fresh_env(),
                    cwd=transcript.cwd, timeout=HOOK_TIMEOUT_S, check=False)
     return time.perf_counter() - begin
 

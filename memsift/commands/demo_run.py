@@ -49,7 +49,7 @@ def _replay(sample: dict, home: Path, as_json: bool = False) -> list[dict]:
     from rich.console import Console
     from rich.status import Status
 
-    from memsift.bench.replay import Transcript, memsift_home, prepare, run_hook
+    from memsift.bench.replay import Transcript, memsift_home, prepare, run_hook, stop_warm
 
     console = Console(stderr=as_json)  # with --json, stdout holds the JSON alone
     rows = []
@@ -59,12 +59,15 @@ def _replay(sample: dict, home: Path, as_json: bool = False) -> list[dict]:
         _, project = prepare(sample, _fresh(home), "embedded")
         env = dict(os.environ)
         transcript = Transcript(home / "transcript.jsonl", project)
-        for index, turn in enumerate(sample["turns"], start=1):
-            status.update(f"message {index} of {len(sample['turns'])}...")
-            transcript.user(turn["user"])
-            added, wait = run_hook(turn["user"], transcript, index, env)
-            transcript.assistant(turn.get("assistant", ""))
-            rows.append(_row(turn["user"], added, wait, turn.get("expect", [])))
+        try:
+            for index, turn in enumerate(sample["turns"], start=1):
+                status.update(f"message {index} of {len(sample['turns'])}...")
+                transcript.user(turn["user"])
+                added, wait = run_hook(turn["user"], transcript, index, env)
+                transcript.assistant(turn.get("assistant", ""))
+                rows.append(_row(turn["user"], added, wait, turn.get("expect", [])))
+        finally:
+            stop_warm(env)
     if as_json:
         print(json.dumps({"rows": rows, "summary": summary(rows)}, indent=1))
     else:

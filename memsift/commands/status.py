@@ -103,4 +103,35 @@ def resume(service: str | None) -> None:
         click.echo(f"{LABELS[name]} {'resumed' if was else 'was not paused'}")
 
 
-COMMANDS = [status, log_command, pause, resume]
+@click.group("warm")
+def warm_group() -> None:
+    """The warm prompt server: one process that keeps the prompt path loaded (MEMSIFT_WARM=0
+    turns it off)."""
+
+
+@warm_group.command("status")
+def warm_status() -> None:
+    """Whether this environment's warm server runs, and how many prompts it answered."""
+    from memsift import warm
+
+    click.echo(warm_line(warm.status()))
+
+
+@warm_group.command("stop")
+def warm_stop() -> None:
+    """Stop this environment's warm server; the next prompt starts a new one."""
+    from memsift import warm
+
+    click.echo("warm server stopped" if warm.stop() else "no warm server was running")
+
+
+def warm_line(state: dict) -> str:
+    if not state.get("enabled"):
+        return "warm server: off (MEMSIFT_WARM=0, or no private socket folder here)"
+    if not state.get("running"):
+        return "warm server: not running (the next prompt starts it)"
+    return (f"warm server: running, pid {state['pid']}, {state['answered']} prompts answered, "
+            f"exits after {state['idle_s'] / 60:.0f} idle minutes")
+
+
+COMMANDS = [status, log_command, pause, resume, warm_group]

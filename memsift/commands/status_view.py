@@ -41,7 +41,14 @@ def collect(settings, decisions: int = 10) -> dict[str, Any]:
         "problems": problems(settings),
         "decisions": [summary(d) for d in recent],
         "judge_usage": judge_usage(settings),
+        "warm": _warm(),
     }
+
+
+def _warm() -> dict[str, Any]:
+    from memsift import warm
+
+    return warm.status()
 
 
 def problems(settings) -> dict[str, Any]:
@@ -174,6 +181,10 @@ def render(data: dict[str, Any], console) -> None:
     console.print(f"[bold]memsift {escape(data['version'])}[/bold]  "
                   f"data: {escape(_short_path(data['paths']['data']))}")
     console.print(_services_table(data["services"]))
+    if "warm" in data:
+        from memsift.commands.status import warm_line
+
+        console.print(escape(warm_line(data["warm"])))
     if data["outages"]:
         console.print(_outages_table(data["outages"]))
     console.print(_config_table(data["config"]))

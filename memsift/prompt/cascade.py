@@ -63,11 +63,22 @@ class Plan:
 
 def run_prompt(event: Event, settings, started: float | None = None, *, judge=None,
                store=None, embedder: Embedder | None = None,
-               clock: Callable[[], float] = time.monotonic) -> HookResult:
-    """The UserPromptSubmit path. Judge, store, embedding model and clock are injectable."""
+               clock: Callable[[], float] = time.monotonic, warm: bool = False) -> HookResult:
+    """The UserPromptSubmit path. Judge, store, embedding model and clock are injectable;
+    `warm`: the warm server answers it (memsift.warm), which the audit line records."""
     cascade = Cascade(event, settings, judge=judge, store=store, embedder=embedder,
                       clock=clock, started=started)
+    cascade.decision.warm = warm
     return cascade.run()
+
+
+def prompt_budget(settings) -> float:
+    """budget.prompt_s; with the local judge and no budget of the user's, far less."""
+    budget = float(settings["budget.prompt_s"])
+    chosen = settings.sources.get("budget.prompt_s", "default") != "default"
+    if remote_judge(settings) or chosen:
+        return budget
+    return min(budget, LOCAL_PROMPT_S)
 
 
 def recall(text: str, settings, project_root, *, judge=None, store=None,
@@ -374,9 +385,4 @@ class Cascade(EarlyWork, Collaborators, Selection, StepRunner):
         return list(self.judge.score(self.event.prompt, texts, deadline))
 
     def _prompt_budget(self) -> float:
-        """budget.prompt_s; with the local judge and no budget of the user's, far less."""
-        budget = float(self.settings["budget.prompt_s"])
-        chosen = self.settings.sources.get("budget.prompt_s", "default") != "default"
-        if remote_judge(self.settings) or chosen:
-            return budget
-        return min(budget, LOCAL_PROMPT_S)
+        return prompt_budget(self.settings)

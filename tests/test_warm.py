@@ -1,0 +1,189 @@
+"""The warm prompt server (memsift/warm.py), through the real hook command: it answers as a
+hook process would, goes when idle or stopped, is replaced when it dies or hangs, and is
+never used where it would be unsafe or is turned off."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from memsift import warm
+from memsift.audit import read_audit
+from memsift.bench.replay import prepare
+
+NOTE = "The staging database listens on port 6543, not on 5432."
+QUESTION = "which port does the staging database use?"
+START_S = 90.0  # loading the models on a busy 2-core machine
+
+
+@pytest.fixture
+def warm_env(monkeypatch):
+    """The warm server on, its sockets in a short private folder (a Unix socket's path is
+    limited to about 100 bytes), and whatever server a test started stopped after it."""
+    base = tempfile.mkdtemp(prefix="msw-", dir="/tmp")
+    monkeypatch.setenv("TMPDIR", base)
+    monkeypatch.setenv("MEMSIFT_WARM", "1")
+    monkeypatch.setenv("MEMSIFT_WARM_IDLE_S", "120")
+    yield base
+    warm.stop()
+    where = warm.folder()
+    pid = warm._server_pid(warm.paths(warm.key_for(), where)) if where else None
+    if pid is not None:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def project(tmp_path):
+    data = {"name": "warm", "notes": [{"id": "n1", "text": NOTE, "written": "2026-11-02"}],
+            "memory": [], "turns": []}
+    _, root = prepare(data, tmp_path / "work", "embedded")
+    return root
+
+
+def hook(project: Path, session: str, prompt: str = QUESTION) -> tuple[str, float]:
+    payload = json.dumps({"session_id": session, "transcript_path": "", "cwd": str(project),
+                          "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+    begin = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "memsift", "hook", "claude-code",
+                           "UserPromptSubmit"], input=payload.encode(), capture_output=True,
+                          cwd=project, env=dict(os.environ), timeout=60, check=True)
+    return done.stdout.decode(), time.monotonic() - begin
+
+
+def wait_for(condition, timeout_s: float = START_S) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def running() -> bool:
+    return warm.status()["running"]
+
+
+def files() -> dict[str, str]:
+    return warm.paths(warm.key_for(), warm.folder())
+
+
+def test_the_warm_server_answers_the_next_prompt_as_the_hook_process_did(warm_env, project):
+    first, _ = hook(project, "s1")
+    assert "6543" in first
+    assert read_audit(1)[0]["warm"] is False  # no server yet: the hook answered, then started one
+    assert wait_for(running)
+
+    second, _ = hook(project, "s2")
+    assert second == first
+    assert read_audit(1)[0]["warm"] is True
+    assert warm.status()["answered"] == 1
+    shown = subprocess.run([sys.executable, "-m", "memsift", "warm", "status"],
+                           capture_output=True, text=True, check=True).stdout
+    assert "running" in shown and "1 prompts answered" in shown
+
+    assert warm.stop()
+    assert wait_for(lambda: not os.path.exists(files()["sock"]), 10)
+    assert not running()
+
+
+def test_a_killed_server_costs_nothing_and_the_next_prompt_starts_another(warm_env, project):
+    hook(project, "s1")
+    assert wait_for(running)
+    pid = warm.status()["pid"]
+    os.kill(pid, signal.SIGKILL)
+    assert wait_for(lambda: not _alive(pid), 10)
+    assert os.path.exists(files()["sock"])  # left behind: nobody listens on it
+
+    out, _ = hook(project, "s2")
+    assert "6543" in out
+    assert read_audit(1)[0]["warm"] is False
+    assert wait_for(lambda: running() and warm.status()["pid"] != pid)
+
+
+def test_a_server_that_takes_the_prompt_and_never_answers_is_dropped(warm_env, project):
+    path = files()["sock"]
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+    held = []
+    thread = threading.Thread(target=lambda: held.append(listener.accept()), daemon=True)
+    thread.start()
+    try:
+        out, wait = hook(project, "s1")
+    finally:
+        listener.close()
+        thread.join(5)
+        for conn, _ in held:
+            conn.close()
+    assert out == ""  # the ack never came, and the prompt's time went waiting for it
+    assert wait < 20  # one second for the ack, then it gives up (a bound, not a benchmark)
+    assert not os.path.exists(path)  # the next prompt starts a real server
+    log = (Path(os.environ["MEMSIFT_HOME"]) / "logs").glob("*.log")
+    assert any("did not answer in time" in f.read_text() for f in log)
+
+
+def test_an_idle_server_exits_and_takes_its_socket_with_it(warm_env, project, monkeypatch):
+    monkeypatch.setenv("MEMSIFT_WARM_IDLE_S", "1")
+    hook(project, "s1")
+    assert wait_for(lambda: os.path.exists(files()["pid"]))
+    assert wait_for(lambda: not os.path.exists(files()["sock"])
+                    and not os.path.exists(files()["pid"]), 30)
+
+
+def test_off_means_each_prompt_in_its_own_process(warm_env, project, monkeypatch):
+    monkeypatch.setenv("MEMSIFT_WARM", "0")
+    out, _ = hook(project, "s1")
+    assert "6543" in out
+    time.sleep(1)
+    assert not list(Path(warm_env).glob("memsift-*/*.sock"))
+    assert not list(Path(warm_env).glob("memsift-*/*.spawned"))
+
+
+def test_a_socket_folder_others_can_open_is_never_used(warm_env, project):
+    shared = Path(warm_env) / f"memsift-{os.getuid()}"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    assert warm.folder() is None
+    out, _ = hook(project, "s1")
+    assert "6543" in out
+    time.sleep(1)
+    assert not list(shared.iterdir())
+
+
+def test_the_server_key_follows_the_environment_and_the_code(tmp_path):
+    env = {"MEMSIFT_HOME": "/a", "HOME": "/home/x", "PATH": "/bin"}
+    assert warm.key_for(env) == warm.key_for(dict(env, PATH="/usr/bin", MEMSIFT_WARM="1"))
+    assert warm.key_for(env) != warm.key_for(dict(env, MEMSIFT_HOME="/b"))
+    assert warm.key_for(env) != warm.key_for(dict(env, OPENAI_API_KEY="sk-other"))
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "mod.py").write_text("A = 1\n")
+    before = warm.key_for(env, str(package))
+    (package / "mod.py").write_text("A = 22\n")
+    assert warm.key_for(env, str(package)) != before
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    try:  # a zombie of ours until reaped is gone for this purpose
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().split()[2] != "Z"
+    except OSError:
+        return False
