@@ -344,6 +344,12 @@ def serve(key: str) -> int:
     with contextlib.suppress(OSError):
         os.unlink(files["spawned"])  # up: a crash from here on is replaced at the next prompt
     state = _State(time.time(), float(os.environ.get(IDLE_VARIABLE, IDLE_S)))
+    import signal
+
+    def stop_on_signal(number, frame) -> None:
+        state.stopping = True
+
+    signal.signal(signal.SIGTERM, stop_on_signal)  # cleaned up like an idle exit
     _log("info", "warm server started", pid=os.getpid(), key=key)
     listener.settimeout(min(1.0, state.idle_s))  # a stop request is seen within a second
     try:

@@ -136,6 +136,13 @@ def test_a_server_that_takes_the_prompt_and_never_answers_is_dropped(warm_env, p
     assert any("did not answer in time" in f.read_text() for f in log)
 
 
+def test_a_terminated_server_takes_its_files_with_it(warm_env, project):
+    hook(project, "s1")
+    assert wait_for(running)
+    os.kill(warm.status()["pid"], signal.SIGTERM)
+    assert wait_for(lambda: not any(os.path.exists(f) for f in files().values()), 10)
+
+
 def test_an_idle_server_exits_and_takes_its_socket_with_it(warm_env, project, monkeypatch):
     monkeypatch.setenv("MEMSIFT_WARM_IDLE_S", "1")
     hook(project, "s1")

@@ -27,7 +27,8 @@ def find_cli(name: str) -> str | None:
 
 def _base_env(home: Path) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
-    keep = ("PATH", "LANG", "LC_ALL", "TMPDIR", "MEMSIFT_HOME", "MEMSIFT_PYTHON")
+    keep = ("PATH", "LANG", "LC_ALL", "TMPDIR", "MEMSIFT_HOME", "MEMSIFT_PYTHON", "MEMSIFT_WARM",
+            "MEMSIFT_WARM_IDLE_S")
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env["HOME"] = str(home)
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")

@@ -103,3 +103,45 @@ def _texts(value) -> list[str]:
         return [value]
     items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
     return [text for item in items for text in _texts(item)]
+
+
+def test_through_the_warm_server_the_note_reaches_the_model_and_claude_does_not_wait(
+        claude_bin, plugin_copy, project_with_note, tmp_path, monkeypatch):
+    """Warm on, as a user has it: the first prompt's hook answers and starts the server
+    (claude returns while it runs), the second prompt is answered by it, the same."""
+    import shutil
+    import tempfile
+
+    from memsift import warm
+    from memsift.audit import read_audit
+
+    base = tempfile.mkdtemp(prefix="msw-", dir="/tmp")  # a socket's path is short
+    monkeypatch.setenv("TMPDIR", base)
+    monkeypatch.setenv("MEMSIFT_WARM", "1")
+    monkeypatch.setenv("MEMSIFT_PYTHON", sys.executable)
+    hook_env = claude_env(tmp_path / "home", "") | PATIENT_BUDGET  # the server's key is its
+    try:
+        first = _ask(claude_bin, plugin_copy, project_with_note, tmp_path, ANSWERED, monkeypatch)
+        assert "6543" in first and "n42" in first
+        assert read_audit(1)[0]["warm"] is False
+        assert _wait(lambda: warm.status(hook_env)["running"])  # claude returned; it runs on
+
+        second = _ask(claude_bin, plugin_copy, project_with_note, tmp_path, ANSWERED,
+                      monkeypatch)
+        assert "memsift-memory" in second and "6543" in second and "n42" in second
+        assert read_audit(1)[0]["warm"] is True
+        assert warm.status(hook_env)["answered"] == 1
+    finally:
+        warm.stop(hook_env)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _wait(condition, timeout_s: float = 90.0) -> bool:
+    import time
+
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
