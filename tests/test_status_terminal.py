@@ -90,6 +90,7 @@ def test_status_in_a_real_terminal_shows_the_outage_and_the_decisions(tmp_path, 
     assert "ck-secret-value" not in shown and "ck-…****" in shown
     assert "past_choice" in shown and "notes:n01" in shown and "212" in shown
     assert any("riverbed" in line and "│ 2 " in line for line in lines), shown  # two notes
+    assert "warm server: off" in shown  # the tests' hooks answer their own prompts
     assert max(len(line) for line in lines) <= WIDTH
 
 

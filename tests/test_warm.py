@@ -136,6 +136,35 @@ def test_a_server_that_takes_the_prompt_and_never_answers_is_dropped(warm_env, p
     assert any("did not answer in time" in f.read_text() for f in log)
 
 
+def test_a_server_that_acknowledges_and_then_hangs_is_dropped_after_the_budget(
+        warm_env, project):
+    path = files()["sock"]
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+    held = []
+
+    def acknowledge_then_hang():
+        conn, _ = listener.accept()
+        held.append(conn)
+        conn.recv(1 << 16)
+        body = json.dumps({"budget_s": 0.2}).encode()
+        conn.sendall(len(body).to_bytes(4, "big") + body)
+
+    thread = threading.Thread(target=acknowledge_then_hang, daemon=True)
+    thread.start()
+    try:
+        out, wait = hook(project, "s1")
+    finally:
+        listener.close()
+        thread.join(5)
+        for conn in held:
+            conn.close()
+    assert out == ""
+    assert wait < 20
+    assert not os.path.exists(path)
+
+
 def test_a_terminated_server_takes_its_files_with_it(warm_env, project):
     hook(project, "s1")
     assert wait_for(running)
