@@ -37,7 +37,7 @@ import time
 
 SWITCH = "MEMSIFT_WARM"  # "0" (or "off", "false", "no"): no warm server
 IDLE_VARIABLE = "MEMSIFT_WARM_IDLE_S"
-IDLE_S = 30 * 60.0  # an idle server exits: it holds the models' memory (~250 MB)
+IDLE_S = 30 * 60.0  # an idle server exits: it holds the models in memory (about 150 MB)
 CONNECT_S = 0.05  # a listening server accepts at once; a stale socket refuses at once
 ACK_S = 1.0  # the server acknowledges a prompt before it works on it
 ANSWER_MARGIN_S = 1.0  # past the prompt's budget, the server is taken to hang
