@@ -269,39 +269,32 @@ def _server_pid(files) -> int | None:
 
 def stop(environ=None) -> bool:
     """Ask the server of this environment to exit; True when one was listening."""
-    where = folder(environ)
-    if where is None:
-        return False
-    files = paths(key_for(environ), where)
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.settimeout(2.0)
-        conn.connect(files["sock"])
-        header = json.dumps({"v": PROTOCOL, "op": "stop"}).encode()
-        conn.sendall(_HEADER.pack(len(header), 0) + header)
-        _read_message(conn)
-    except (OSError, WarmError, ValueError):
-        return False
-    finally:
-        conn.close()
-    return True
+    return _request(environ, "stop", 2.0) is not None
 
 
 def status(environ=None) -> dict:
-    """Whether this environment's server runs: {"running", "pid", "answered", "since"}."""
-    where = folder(environ) if enabled(environ) else None
-    if where is None:
+    """Whether this environment's server runs: {"enabled", "running", and when it does
+    "pid", "answered", "since", "idle_s"}."""
+    if not enabled(environ) or folder(environ) is None:
         return {"enabled": False, "running": False}
-    files = paths(key_for(environ), where)
+    reply = _request(environ, "status", 1.0)
+    return {"enabled": True, "running": reply is not None, **(reply or {})}
+
+
+def _request(environ, op: str, timeout_s: float) -> dict | None:
+    """One request without a payload to this environment's server; None when none answers."""
+    where = folder(environ)
+    if where is None:
+        return None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        conn.settimeout(1.0)
-        conn.connect(files["sock"])
-        header = json.dumps({"v": PROTOCOL, "op": "status"}).encode()
+        conn.settimeout(timeout_s)
+        conn.connect(paths(key_for(environ), where)["sock"])
+        header = json.dumps({"v": PROTOCOL, "op": op}).encode()
         conn.sendall(_HEADER.pack(len(header), 0) + header)
-        return {"enabled": True, "running": True, **_read_message(conn)}
+        return _read_message(conn)
     except (OSError, WarmError, ValueError):
-        return {"enabled": True, "running": False}
+        return None
     finally:
         conn.close()
 

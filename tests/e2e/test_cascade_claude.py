@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer
+from fakes.polling import wait_for
 
 from e2e.hostenv import claude_env
 
@@ -124,7 +125,7 @@ def test_through_the_warm_server_the_note_reaches_the_model_and_claude_does_not_
         first = _ask(claude_bin, plugin_copy, project_with_note, tmp_path, ANSWERED, monkeypatch)
         assert "6543" in first and "n42" in first
         assert read_audit(1)[0]["warm"] is False
-        assert _wait(lambda: warm.status(hook_env)["running"])  # claude returned; it runs on
+        assert wait_for(lambda: warm.status(hook_env)["running"])  # claude returned; it runs on
 
         second = _ask(claude_bin, plugin_copy, project_with_note, tmp_path, ANSWERED,
                       monkeypatch)
@@ -135,13 +136,3 @@ def test_through_the_warm_server_the_note_reaches_the_model_and_claude_does_not_
         warm.stop(hook_env)
         shutil.rmtree(base, ignore_errors=True)
 
-
-def _wait(condition, timeout_s: float = 90.0) -> bool:
-    import time
-
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
