@@ -47,6 +47,7 @@ KEY_PREFIXES = ("MEMSIFT_", "OPENAI_", "TYPESAFE_", "OPENROUTER_", "COGNEE_", "X
 KEY_NAMES = ("HOME", "USERPROFILE")
 PROTOCOL = 1
 _HEADER = struct.Struct(">II")  # the header's length and the payload's, then both
+_LENGTH = struct.Struct(">I")  # a reply: its length, then its JSON
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _CODE_SUFFIXES = (".py", ".npz", ".json", ".jsonl", ".txt", ".toml")
 
@@ -84,8 +85,7 @@ def key_for(environ=None, package: str = _PACKAGE) -> str:
     """The server this environment and this code get: a hash over both."""
     environ = os.environ if environ is None else environ
     wanted = sorted((name, value) for name, value in environ.items()
-                    if name.startswith(KEY_PREFIXES) or name in KEY_NAMES)
-    wanted = [(n, v) for n, v in wanted if n not in (SWITCH,)]
+                    if (name.startswith(KEY_PREFIXES) or name in KEY_NAMES) and name != SWITCH)
     blob = json.dumps([PROTOCOL, sys.executable, package, wanted, code_fingerprint(package)])
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
@@ -190,8 +190,7 @@ def _exchange(conn: socket.socket, argv, raw: bytes, started: float, files) -> s
 
 
 def _read_message(conn: socket.socket) -> dict:
-    head = _read_exact(conn, 4)
-    (length,) = struct.unpack(">I", head)
+    (length,) = _LENGTH.unpack(_read_exact(conn, _LENGTH.size))
     data = json.loads(_read_exact(conn, length))
     if not isinstance(data, dict):
         raise WarmError("not an object")
@@ -211,7 +210,7 @@ def _read_exact(conn: socket.socket, size: int) -> bytes:
 
 def _send_message(conn: socket.socket, data: dict) -> None:
     body = json.dumps(data, ensure_ascii=False).encode("utf-8", "surrogatepass")
-    conn.sendall(struct.pack(">I", len(body)) + body)
+    conn.sendall(_LENGTH.pack(len(body)) + body)
 
 
 def _spawn(key: str, files) -> None:
