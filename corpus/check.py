@@ -20,10 +20,10 @@ KEEP_LABELS = ROOT.parent / "keep-labels.jsonl"
 KEEP_ONLY = ROOT.parent / "keep-sessions"  # sessions only the keep decision trains on
 
 
-def check_keep_labels(path: Path, root: Path) -> list[str]:
+def check_keep_labels(path: Path, root: Path) -> tuple[list[str], int]:
     """The keep labels file: each row names a session under root, as many turns as it has,
-    and a one-line fact for each kept turn."""
-    errors, seen = [], set()
+    and a one-line fact for each kept turn. Returns the errors and the turns kept."""
+    errors, seen, kept_turns = [], set(), 0
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
@@ -37,6 +37,7 @@ def check_keep_labels(path: Path, root: Path) -> list[str]:
         if session in seen:
             errors.append(f"{where}: {session} is labelled twice")
         seen.add(session)
+        kept_turns += len(kept)
         source = root / f"{session}.json"
         if not source.is_file():
             errors.append(f"{where}: no session {session}")
@@ -50,7 +51,7 @@ def check_keep_labels(path: Path, root: Path) -> list[str]:
                     or len(fact) > MAX_FACT:
                 errors.append(f"{where}: turn {turn} needs a one-line fact of at most "
                               f"{MAX_FACT} characters")
-    return errors
+    return errors, kept_turns
 
 
 def check_session(data: dict) -> list[str]:
@@ -142,14 +143,11 @@ def main(argv: list[str]) -> int:
         totals["kept"] += sum(1 for turn in turns if turn["keep"])
         totals[f"split_{data['split']}"] += len(turns)
     if not argv and KEEP_LABELS.is_file():
-        label_errors = check_keep_labels(KEEP_LABELS, ROOT)
+        label_errors, kept_turns = check_keep_labels(KEEP_LABELS, ROOT)
         for error in label_errors:
             print(error)
         failed += len(label_errors)
-        totals["kept_by_rule"] = sum(
-            len(json.loads(line)["kept"]) for line in
-            KEEP_LABELS.read_text(encoding="utf-8").splitlines() if line.strip()) \
-            if not label_errors else 0
+        totals["kept_by_rule"] = 0 if label_errors else kept_turns
     for name, splits in splits_by_project.items():
         if len(splits) > 1:
             print(f"project {name} is in both splits")

@@ -112,7 +112,8 @@ def test_the_validator_checks_the_keep_labels_file(tmp_path):
         {"session": "cli/p", "turns": 2, "kept": {"0": "Convert CMYK JPEGs to sRGB before resizing."}},
         {"session": "cli/p", "turns": 2, "kept": {"5": "x" * 20, "1": ""}},
         {"session": "cli/q", "turns": 2, "kept": {}})) + "\n")
-    errors = check.check_keep_labels(labels, tmp_path / "sessions")
+    errors, kept_turns = check.check_keep_labels(labels, tmp_path / "sessions")
+    assert kept_turns == 3
     assert any("labelled twice" in e for e in errors)
     assert any("turn 5 is not one of the session's" in e for e in errors)
     assert any("turn 1 needs a one-line fact" in e for e in errors)
