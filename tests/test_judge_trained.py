@@ -95,6 +95,25 @@ def test_the_cross_encoder_runs_on_numpy_and_reads_each_item_alone(tmp_path):
     np.testing.assert_allclose(a, b[::-1], rtol=1e-4)
 
 
+def test_a_trainer_started_with_more_layers_saves_and_runs_them(tmp_path):
+    """--layers 6: the weights say how many layers they hold and the numpy forward runs them
+    all, so the extra layers change the score."""
+    from memsift.training.cross import arguments, initial_params, layers_in, save
+
+    assert arguments(["--steps", "5", "--layers", "6"], 100, tmp_path / "x.npz") == (
+        5, tmp_path / "x.npz", 6)
+    head = np.random.default_rng(0).normal(size=(384, 1)).astype(np.float32)
+    scores = {}
+    for layers in (3, 6):
+        params = initial_params(layers=layers)
+        params["head.weight"] = head
+        save(params, tmp_path / f"cross{layers}.npz")
+        assert layers_in(tmp_path / f"cross{layers}.npz") == layers
+        scores[layers] = load(tmp_path / f"cross{layers}.npz").score("that again?", FLAKE_REPLY,
+                                                                     [FLAKE])[0]
+    assert abs(scores[3] - scores[6]) > 1e-3
+
+
 def test_the_shipped_cross_encoder_reads_the_reply_before_the_message():
     """The same terse message and item, with and without the failure it follows."""
     model = load()

@@ -1,8 +1,8 @@
 """Fine-tune the cross-encoder (memsift/model/cross.py) on the labelled corpus, with JAX on CPU.
 
-    make train-cross   # or: python -m memsift.training.cross [--steps N] [--out FILE]
+    make train-cross   # or: python -m memsift.training.cross [--steps N] [--layers N] [--out FILE]
 
-Starts from all-MiniLM-L6-v2's own first LAYERS layers (the weights the embedding model
+Starts from all-MiniLM-L6-v2's own first LAYERS layers (or --layers of its six) (the weights the embedding model
 ships), keeps its word embeddings frozen, and trains the layers and a head on [CLS] with
 binary cross-entropy on the mean of the last layer: for every train turn (the projects training/judge.py holds apart to tune
 its thresholds and the stacking excluded), the candidates the cascade would judge (the
@@ -60,17 +60,27 @@ def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
     return out
 
 
-def initial_params(outputs: int = 1) -> dict[str, np.ndarray]:
+def initial_params(outputs: int = 1, layers: int = LAYERS) -> dict[str, np.ndarray]:
     base = get_model().weights
     keep = ("embeddings.position_embeddings.weight", "embeddings.token_type_embeddings.weight",
             "embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias")
     params = {k: np.asarray(base[k], np.float32) for k in keep}
     for name, value in base.items():
-        if name.startswith("encoder.layer.") and int(name.split(".")[2]) < LAYERS:
+        if name.startswith("encoder.layer.") and int(name.split(".")[2]) < layers:
             params[name] = np.asarray(value, np.float32)
     params["head.weight"] = np.zeros((DIM, outputs), np.float32)
     params["head.bias"] = np.zeros(outputs, np.float32)
     return params
+
+
+def layers_of(params) -> int:
+    """How many transformer layers a set of weights holds."""
+    return sum(1 for name in params if name.endswith(".attention.self.query.weight"))
+
+
+def layers_in(path: Path) -> int:
+    with np.load(path) as data:
+        return int(data["layers"])
 
 
 def forward(params, words, types, mask):
@@ -97,7 +107,7 @@ def logits(params, words, types, mask):
     x = norm(x, "embeddings.LayerNorm")
     bias = ((1.0 - mask) * -1e9)[:, None, None, :]
     head_dim = DIM // HEADS
-    for layer in range(LAYERS):
+    for layer in range(layers_of(params)):
         p = f"encoder.layer.{layer}."
 
         def heads(name, x=x, p=p):
@@ -128,12 +138,19 @@ def batch_arrays(rows, word_q, word_scale):
     return words, types, mask, labels
 
 
-def train(steps: int = STEPS, out: Path = CROSS_FILE, corpus_root: Path = CORPUS) -> dict:
+def train(steps: int = STEPS, out: Path = CROSS_FILE, layers: int = LAYERS,
+          corpus_root: Path = CORPUS) -> dict:
     started = time.time()
     rows = examples(fit_turns(corpus_root))
-    fit(rows, steps, out)
-    return write_record(out, f"python -m memsift.training.cross --steps {steps}", corpus_root,
+    fit(rows, steps, out, layers=layers)
+    return write_record(out, command("memsift.training.cross", steps, layers), corpus_root,
                         steps, started, pairs=len(rows))
+
+
+def command(module: str, steps: int, layers: int) -> str:
+    """The command that trains what `module` writes, as its provenance records it."""
+    return f"python -m {module} --steps {steps}" + (
+        f" --layers {layers}" if layers != LAYERS else "")
 
 
 def fit_turns(corpus_root: Path) -> list[Turn]:
@@ -151,28 +168,31 @@ def write_record(out: Path, command: str, corpus_root: Path, steps: int, started
     record = {"command": command, "date": datetime.now(UTC).isoformat(timespec="seconds"),
               "corpus_sha256": corpus_hash((corpus_root,)),
               "weights_sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
-              "layers": LAYERS, "steps": steps, **counts,
+              "layers": layers_in(out), "steps": steps, **counts,
               "seconds": round(time.time() - started)}
     out.with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return record
 
 
-def arguments(argv: list[str], steps: int, out: Path) -> tuple[int, Path]:
-    """[--steps N] [--out FILE], with the trainer's defaults."""
+def arguments(argv: list[str], steps: int, out: Path) -> tuple[int, Path, int]:
+    """[--steps N] [--out FILE] [--layers N], with the trainer's defaults."""
     steps = int(argv[argv.index("--steps") + 1]) if "--steps" in argv else steps
     out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else out
-    return steps, out
+    layers = int(argv[argv.index("--layers") + 1]) if "--layers" in argv else LAYERS
+    if not 1 <= layers <= 6:
+        raise SystemExit("--layers: MiniLM has six layers")
+    return steps, out, layers
 
 
 def fit(rows: list[tuple[list[int], list[int], float]], steps: int, out: Path, *,
-        positive_weight: float = POSITIVE_WEIGHT, lr: float = LR) -> None:
+        layers: int = LAYERS, positive_weight: float = POSITIVE_WEIGHT, lr: float = LR) -> None:
     """Train from MiniLM's first layers on (ids, type ids, label) rows; save to `out`
     every 300 steps and at the end."""
     import jax.numpy as jnp
     import optax
 
     print(f"pairs: {len(rows)}, answers {int(sum(r[2] for r in rows))}", flush=True)
-    params = {k: jnp.asarray(v) for k, v in initial_params().items()}
+    params = {k: jnp.asarray(v) for k, v in initial_params(layers=layers).items()}
 
     def loss(p, words, types, mask, labels):
         logits = forward(p, words, types, mask)
@@ -256,7 +276,7 @@ def outputs(path: Path, rows, batch: int = 64) -> np.ndarray:
 
 def save(params, out: Path) -> None:
     arrays = {k: np.asarray(v, np.float16) for k, v in params.items()}
-    arrays["layers"] = np.asarray(LAYERS)
+    arrays["layers"] = np.asarray(layers_of(params))
     with open(out, "wb") as handle:
         np.savez(handle, **arrays)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from memsift.judge.corpus import CORPUS, Turn
 from memsift.model.cross import KEEP_CROSS_FILE, keep_ids
-from memsift.training.cross import arguments, fit, fit_turns, write_record
+from memsift.training.cross import LAYERS, arguments, command, fit, fit_turns, write_record
 
 STEPS = 1200  # ~3 passes over the ~6,500 exchanges of the fit projects
 POSITIVE_WEIGHT = 2.0  # about one exchange in six is kept
@@ -39,11 +39,12 @@ def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
     return rows
 
 
-def train(steps: int = STEPS, out: Path = KEEP_CROSS_FILE, corpus_root: Path = CORPUS) -> dict:
+def train(steps: int = STEPS, out: Path = KEEP_CROSS_FILE, layers: int = LAYERS,
+          corpus_root: Path = CORPUS) -> dict:
     started = time.time()
     rows = examples(fit_turns(corpus_root))
-    fit(rows, steps, out, positive_weight=POSITIVE_WEIGHT)
-    return write_record(out, f"python -m memsift.training.keep_cross --steps {steps}",
+    fit(rows, steps, out, layers=layers, positive_weight=POSITIVE_WEIGHT)
+    return write_record(out, command("memsift.training.keep_cross", steps, layers),
                         corpus_root, steps, started, exchanges=len(rows),
                         kept=int(sum(r[2] for r in rows)))
 

@@ -1,7 +1,7 @@
 """Fine-tune the kind encoder (memsift/model/cross.py, KIND_FILE) on the labelled corpus, with
 JAX on CPU.
 
-    make train-kinds   # or: python -m memsift.training.kind_encoder [--steps N] [--out FILE]
+    make train-kinds   # or: python -m memsift.training.kind_encoder [--steps N] [--layers N] [--out FILE]
 
 The linear kind head over frozen MiniLM vectors (training/judge.py) read the corpus's
 validation messages right on 54% of kinds and 81% of search / no search: the words that tell
@@ -27,7 +27,9 @@ from memsift.judge.base import KINDS
 from memsift.judge.corpus import CORPUS, Turn
 from memsift.model.cross import KIND_FILE, kind_ids
 from memsift.training.cross import (
+    LAYERS,
     arguments,
+    command,
     fit_turns,
     initial_params,
     logits,
@@ -68,12 +70,12 @@ def rows_of(turns: list[Turn]) -> list[tuple[list[int], list[int], tuple[int, fl
     return rows
 
 
-def fit(rows, steps: int, out: Path) -> None:
+def fit(rows, steps: int, out: Path, layers: int = LAYERS) -> None:
     import jax.numpy as jnp
     import optax
 
     print(f"rows: {len(rows)}", flush=True)
-    params = {k: jnp.asarray(v) for k, v in initial_params(OUTPUTS).items()}
+    params = {k: jnp.asarray(v) for k, v in initial_params(OUTPUTS, layers).items()}
 
     def loss(p, words, types, mask, labels):
         out = logits(p, words, types, mask)
@@ -92,11 +94,12 @@ def predict(turns: list[Turn], path: Path = KIND_FILE) -> np.ndarray:
     return outputs(path, [(*turn_ids(t), 0.0) for t in turns])
 
 
-def train(steps: int = STEPS, out: Path = KIND_FILE, corpus_root: Path = CORPUS) -> dict:
+def train(steps: int = STEPS, out: Path = KIND_FILE, layers: int = LAYERS,
+          corpus_root: Path = CORPUS) -> dict:
     started = time.time()
     rows = rows_of(fit_turns(corpus_root))
-    fit(rows, steps, out)
-    return write_record(out, f"python -m memsift.training.kind_encoder --steps {steps}",
+    fit(rows, steps, out, layers)
+    return write_record(out, command("memsift.training.kind_encoder", steps, layers),
                         corpus_root, steps, started, rows=len(rows))
 
 
