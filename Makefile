@@ -48,10 +48,10 @@ tmux:
 	  || echo "tmux could not be installed: the terminal test will be skipped"
 
 # Training the local judge on corpus/ (docs/decision-model.md): JAX on the CPU, in its own venv
-# so memsift's install stays numpy-only. Not part of `make test`; about 40 minutes in all on a
-# quiet 2-core machine. train-cross writes memsift/data/cross_encoder.npz, train-kinds
-# memsift/data/kind_encoder.npz, then train the
-# heads stacked on it (memsift/data/judge_local.npz); each writes its provenance beside it.
+# so memsift's install stays numpy-only. Not part of `make test`; about two hours in all on a
+# quiet 2-core machine. train-cross writes memsift/data/cross_encoder.npz (~1 hour),
+# train-kinds memsift/data/kind_encoder.npz, then train the heads stacked on both
+# (memsift/data/judge_local.npz, ~10 minutes); each writes its provenance beside it.
 TRAIN_VENV := $(CACHE)/train-venv
 $(TRAIN_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(TRAIN_VENV)
@@ -62,8 +62,9 @@ $(TRAIN_VENV)/.installed: pyproject.toml
 train-cross: $(TRAIN_VENV)/.installed
 	$(TRAIN_VENV)/bin/python -m memsift.training.cross
 
-# The kind encoder (memsift/data/kind_encoder.npz, ~15 minutes): the message's kind and its
-# need for memory, read with the turn before; train it before `make train`, which stacks on it.
+# The kind encoder (memsift/data/kind_encoder.npz, all six layers, ~45 minutes): the message's
+# kind and its need for memory, read with the turn before; train it before `make train`, which
+# stacks on it.
 .PHONY: train-kinds
 train-kinds: $(TRAIN_VENV)/.installed
 	$(TRAIN_VENV)/bin/python -m memsift.training.kind_encoder

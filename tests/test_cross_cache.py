@@ -50,3 +50,29 @@ def test_a_cache_that_cannot_be_written_is_no_error(tmp_path):
     _write(source, 3.0)
     cache.write_text("a file where the folder should be")
     assert float(cached_weights(source, cache)["head.weight"][0, 0]) == 3.0
+
+
+def test_int8_layers_read_back_within_half_a_step_of_their_column(tmp_path):
+    """quantize: the layers' matrices as int8 columns with a scale each (a quarter of their
+    float32 bytes), the rest as float16; read_weights expands them, and the cache holds floats."""
+    from memsift.model.cross import quantize
+
+    rng = np.random.default_rng(3)
+    matrix = rng.normal(size=(64, 32)).astype(np.float32) * np.linspace(0.01, 2.0, 32)
+    weights = {"encoder.layer.0.output.dense.weight": matrix,
+               "head.weight": rng.normal(size=(64, 1)).astype(np.float32)}
+    stored = quantize(weights)
+    assert stored["encoder.layer.0.output.dense.weight.int8"].dtype == np.int8
+    assert stored["head.weight"].dtype == np.float16
+    source = tmp_path / "cross.npz"
+    with open(source, "wb") as handle:
+        np.savez(handle, layers=np.asarray(1), **stored)
+    back = read_weights(source)
+    assert set(back) == {"layers", *weights}
+    step = np.abs(matrix).max(axis=0) / 127.0
+    error = np.abs(back["encoder.layer.0.output.dense.weight"] - matrix)
+    assert np.all(error <= step * 0.5 + 1e-3 * step + 1e-6)
+    assert error.max() > 0  # quantized, not stored as it was
+    cached = cached_weights(source, tmp_path / "cache")
+    np.testing.assert_allclose(cached["encoder.layer.0.output.dense.weight"],
+                               back["encoder.layer.0.output.dense.weight"])

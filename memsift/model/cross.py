@@ -5,12 +5,13 @@ The bi-encoder (embed.py) compares two vectors made apart; it knows that a passa
 message's subject, not whether it answers it. Reading both in one sequence,
 `[CLS] message [SEP] reply before [SEP] item [SEP]`, lets attention compare the words
 themselves; the head reads the mean of the last layer over the sequence (the pooling MiniLM
-was trained with: its [CLS] output starts nearly the same for every input). The layers are trained by memsift/training/cross.py (JAX, off the hook) from
-all-MiniLM-L6-v2's own weights and ship as fp16 in memsift/data/cross_encoder.npz; the word
-embeddings stay the int8 ones the embedding model already loads, so the file holds only the
-layers, the position and type embeddings and the head.
+was trained with: its [CLS] output starts nearly the same for every input). The layers are
+trained by memsift/training/cross.py (JAX, off the hook) from all-MiniLM-L6-v2's own weights
+and ship as int8 columns with a scale each (quantize) in memsift/data/cross_encoder.npz; the
+word embeddings stay the int8 ones the embedding model already loads, so the file holds only
+the layers, the position and type embeddings and the head.
 
-Reading that file costs a fresh process ~45 ms (unzip, fp16 -> fp32); like the embedding model,
+Reading that file costs a fresh process tens of ms (unzip, int8 -> fp32); like the embedding model,
 its float32 copy is cached once in the user's cache folder and mmapped by every later process.
 """
 
@@ -29,7 +30,7 @@ from memsift.paths import PACKAGE_DATA
 CROSS_FILE = PACKAGE_DATA / "cross_encoder.npz"
 KEEP_CROSS_FILE = PACKAGE_DATA / "keep_cross.npz"  # the session end's, over one exchange
 KIND_FILE = PACKAGE_DATA / "kind_encoder.npz"  # the message's kind, over the turn before
-CACHE_FORMAT = 1  # bump when the cache layout changes: old caches are rebuilt
+CACHE_FORMAT = 2  # bump when the cache layout changes: old caches are rebuilt
 MESSAGE_TOKENS = 40  # [CLS] + the message's first words + [SEP]
 CONTEXT_TOKENS = 32  # the reply before: its first words + [SEP]
 ITEM_TOKENS = 56  # the item's first words + [SEP]: notes and passages are a few lines
@@ -155,12 +156,45 @@ def _load(path: Path) -> CrossEncoder:
     return CrossEncoder(cached_weights(path, cache), get_model())
 
 
+QUANTIZED = ".int8"  # a matrix stored as int8 columns; its scales under name + SCALES
+SCALES = ".scale"
+
+
 def read_weights(path: Path) -> dict[str, np.ndarray]:
+    """The weights of `path` by name, int8 matrices expanded to float32 (quantize)."""
     try:
         with np.load(path) as data:
-            return {name: data[name] for name in data.files}
+            stored = {name: data[name] for name in data.files}
     except (OSError, ValueError) as exc:
         raise CrossError(f"the cross-encoder's weights are missing or damaged: {exc}") from exc
+    weights = {}
+    for name, array in stored.items():
+        if name.endswith(SCALES):
+            continue
+        if name.endswith(QUANTIZED):
+            base = name[: -len(QUANTIZED)]
+            weights[base] = array.astype(np.float32) * stored[base + SCALES].astype(np.float32)
+        else:
+            weights[name] = array
+    return weights
+
+
+def quantize(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The layers' matrices as int8 with one float16 scale per output column (symmetric,
+    the largest magnitude at 127), everything else as float16: half the bytes of float16
+    throughout. read_weights expands them again."""
+    out = {}
+    for name, array in weights.items():
+        array = np.asarray(array, np.float32)
+        if array.ndim == 2 and name.startswith("encoder.layer."):
+            scale = np.maximum(np.abs(array).max(axis=0, keepdims=True), 1e-8) / 127.0
+            scale = scale.astype(np.float16)
+            out[name + QUANTIZED] = np.clip(np.rint(array / scale.astype(np.float32)),
+                                            -127, 127).astype(np.int8)
+            out[name + SCALES] = scale
+        else:
+            out[name] = array.astype(np.float16)
+    return out
 
 
 def cached_weights(path: Path, cache: Path) -> dict[str, np.ndarray]:

@@ -7,7 +7,8 @@ ships), keeps its word embeddings frozen, and trains the layers and a head on [C
 binary cross-entropy on the mean of the last layer: for every train turn (the projects training/judge.py holds apart to tune
 its thresholds and the stacking excluded), the candidates the cascade would judge (the
 nearest notes and passages), the items that answer it (1) and the same-subject items that do
-not (0). Writes fp16 weights, and their provenance beside them in cross_encoder.json.
+not (0). Writes int8 layers (memsift.model.cross.quantize), and their provenance beside them
+in cross_encoder.json.
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from pathlib import Path
 import numpy as np
 
 from memsift.judge.corpus import CORPUS, Turn, corpus_hash, read_corpus
-from memsift.model.cross import CROSS_FILE, pair_ids
+from memsift.model.cross import CROSS_FILE, pair_ids, quantize, read_weights
 from memsift.model.embed import DIM, HEADS, LN_EPS, get_model
 
 LAYERS = 3  # half of MiniLM: ~130 ms for 8 pairs in a hook process, where 6 layers take ~270
 PER_GROUP = 3  # nearest candidates per group besides the labelled ones
-STEPS = 3000  # ~1.2 passes over the ~40,000 pairs of the fit projects: 1,100 (0.75) left it short
+STEPS = 6000  # ~2 passes over the ~47,000 pairs of the fit projects: 1,100 and 3,000 left it short
 BATCH = 16
 LR = 1e-4  # the layers'
 HEAD_LR = 1e-3  # the head starts at zero: at the layers' rate it took 300 steps to learn the prior
@@ -149,8 +150,7 @@ def train(steps: int = STEPS, out: Path = CROSS_FILE, layers: int = LAYERS,
 
 def command(module: str, steps: int, layers: int) -> str:
     """The command that trains what `module` writes, as its provenance records it."""
-    return f"python -m {module} --steps {steps}" + (
-        f" --layers {layers}" if layers != LAYERS else "")
+    return f"python -m {module} --steps {steps} --layers {layers}"
 
 
 def fit_turns(corpus_root: Path) -> list[Turn]:
@@ -174,11 +174,12 @@ def write_record(out: Path, command: str, corpus_root: Path, steps: int, started
     return record
 
 
-def arguments(argv: list[str], steps: int, out: Path) -> tuple[int, Path, int]:
+def arguments(argv: list[str], steps: int, out: Path, layers: int = LAYERS
+              ) -> tuple[int, Path, int]:
     """[--steps N] [--out FILE] [--layers N], with the trainer's defaults."""
     steps = int(argv[argv.index("--steps") + 1]) if "--steps" in argv else steps
     out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else out
-    layers = int(argv[argv.index("--layers") + 1]) if "--layers" in argv else LAYERS
+    layers = int(argv[argv.index("--layers") + 1]) if "--layers" in argv else layers
     if not 1 <= layers <= 6:
         raise SystemExit("--layers: MiniLM has six layers")
     return steps, out, layers
@@ -262,8 +263,8 @@ def outputs(path: Path, rows, batch: int = 64) -> np.ndarray:
     import jax
     import jax.numpy as jnp
 
-    with np.load(path) as data:
-        params = {k: jnp.asarray(data[k].astype(np.float32)) for k in data.files if k != "layers"}
+    params = {k: jnp.asarray(np.asarray(v, np.float32)) for k, v in read_weights(path).items()
+              if k != "layers"}
     model = get_model()
     run = jax.jit(lambda w, t, m: logits(params, w, t, m))
     out = []
@@ -275,7 +276,8 @@ def outputs(path: Path, rows, batch: int = 64) -> np.ndarray:
 
 
 def save(params, out: Path) -> None:
-    arrays = {k: np.asarray(v, np.float16) for k, v in params.items()}
+    """The weights as memsift.model.cross reads them: int8 layers (quantize)."""
+    arrays = quantize({k: np.asarray(v, np.float32) for k, v in params.items()})
     arrays["layers"] = np.asarray(layers_of(params))
     with open(out, "wb") as handle:
         np.savez(handle, **arrays)

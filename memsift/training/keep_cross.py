@@ -10,7 +10,7 @@ lets attention find "the root cause was", "because", "never" next to the names t
 
 Trained on the train sessions of every project except those training/judge.py holds apart to
 tune (tune_project): the keep trainer (memsift.judge.train_keep) stacks this model's score on
-its own there, where this model has not seen the exchanges. Writes fp16 weights to
+its own there, where this model has not seen the exchanges. Writes int8 layers to
 memsift/data/keep_cross.npz and their provenance beside them in keep_cross.json.
 """
 
