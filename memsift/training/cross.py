@@ -2,8 +2,8 @@
 
     make train-cross   # or: python -m memsift.training.cross [--steps N] [--layers N] [--out FILE]
 
-Starts from all-MiniLM-L6-v2's own first LAYERS layers (or --layers of its six) (the weights the embedding model
-ships), keeps its word embeddings frozen, and trains the layers and a head on [CLS] with
+Starts from all-MiniLM-L6-v2's own first LAYERS layers, or --layers of its six (the weights
+the embedding model ships), keeps its word embeddings frozen, and trains the layers and a head on [CLS] with
 binary cross-entropy on the mean of the last layer: for every train turn (the projects training/judge.py holds apart to tune
 its thresholds and the stacking excluded), the candidates the cascade would judge (the
 nearest notes and passages), the items that answer it (1) and the same-subject items that do
