@@ -76,3 +76,17 @@ def test_int8_layers_read_back_within_half_a_step_of_their_column(tmp_path):
     cached = cached_weights(source, tmp_path / "cache")
     np.testing.assert_allclose(cached["encoder.layer.0.output.dense.weight"],
                                back["encoder.layer.0.output.dense.weight"])
+
+
+def test_an_int8_matrix_without_its_scales_is_a_damaged_file(tmp_path):
+    import pytest
+
+    from memsift.model.cross import CrossError, quantize
+
+    stored = quantize({"encoder.layer.0.output.dense.weight": np.ones((4, 4), np.float32)})
+    del stored["encoder.layer.0.output.dense.weight.scale"]
+    source = tmp_path / "cross.npz"
+    with open(source, "wb") as handle:
+        np.savez(handle, layers=np.asarray(1), **stored)
+    with pytest.raises(CrossError, match="damaged"):
+        read_weights(source)

@@ -165,17 +165,17 @@ def read_weights(path: Path) -> dict[str, np.ndarray]:
     try:
         with np.load(path) as data:
             stored = {name: data[name] for name in data.files}
-    except (OSError, ValueError) as exc:
+        weights = {}
+        for name, array in stored.items():
+            if name.endswith(SCALES):
+                continue
+            if name.endswith(QUANTIZED):
+                base = name[: -len(QUANTIZED)]
+                weights[base] = array.astype(np.float32) * stored[base + SCALES].astype(np.float32)
+            else:
+                weights[name] = array
+    except (OSError, ValueError, KeyError) as exc:  # KeyError: an int8 matrix without its scales
         raise CrossError(f"the cross-encoder's weights are missing or damaged: {exc}") from exc
-    weights = {}
-    for name, array in stored.items():
-        if name.endswith(SCALES):
-            continue
-        if name.endswith(QUANTIZED):
-            base = name[: -len(QUANTIZED)]
-            weights[base] = array.astype(np.float32) * stored[base + SCALES].astype(np.float32)
-        else:
-            weights[name] = array
     return weights
 
 
