@@ -53,6 +53,30 @@ def test_batched_and_single_embeddings_agree():
     assert np.abs(batched - single).max() < 1e-5
 
 
+def test_alone_gives_each_text_the_vector_it_gets_by_itself():
+    # Padded beside a longer text, a vector moves by about 1e-7; a trainer fed such vectors
+    # fitted different heads from one run to the next, as its cache held different texts.
+    texts = ["short", "a much longer sentence that needs padding in a batch of several",
+             "four words long here", "short"]
+    single = np.vstack([embed([t]) for t in texts])
+    assert np.array_equal(embed(texts, alone=True), single)
+
+
+def test_the_trainers_vectors_do_not_depend_on_what_the_cache_held(tmp_path):
+    from memsift.judge.corpus import Vectors
+
+    texts = ["run the tests", "why is the ingest service in Go when everything else is Python?",
+             "the staging model is stg_subscription_events", "run the tests again"]
+    together = Vectors(tmp_path / "together.npz")
+    together.fill(texts)
+    piecemeal = Vectors(tmp_path / "piecemeal.npz")
+    for text in reversed(texts):
+        piecemeal.fill([text])
+    reread = Vectors(tmp_path / "piecemeal.npz")
+    assert np.array_equal(together(texts), piecemeal(texts))
+    assert np.array_equal(together(texts), reread(texts))
+
+
 def test_cache_is_rebuilt_when_the_model_id_changes(tmp_path):
     cache = tmp_path / "minilm"
     first = load_model(onnx_path(), cache)

@@ -22,6 +22,7 @@ OWN_SESSIONS = REPO / "bench" / "sessions"  # labelled like the corpus, without 
 KEEP_LABELS = "keep-labels.jsonl"  # beside a sessions folder: the keep labels of one rule, one pass
 CONTEXT_TURNS = 2  # the turns before a message the judge reads with it
 VECTOR_CACHE = REPO / ".cache" / "corpus-vectors.npz"  # the trainers' embeddings of the corpus
+VECTORS_FORMAT = "alone"  # in the cache's keys: each vector as its text gets it alone (embed)
 
 
 @dataclass(frozen=True)
@@ -172,17 +173,19 @@ class Vectors:
     def key(text: str) -> str:
         from memsift.model.embed import MODEL_ID
 
-        return hashlib.sha1(f"{MODEL_ID}\0{text}".encode()).hexdigest()
+        return hashlib.sha1(f"{MODEL_ID}\0{VECTORS_FORMAT}\0{text}".encode()).hexdigest()
 
     def fill(self, texts) -> None:
         import numpy as np
 
         from memsift.model.embed import embed
 
-        missing = sorted({t for t in texts if self.key(t) not in self.table}, key=len)
+        # by length, then text: chunks of like lengths, the same chunks whatever set order gives
+        missing = sorted({t for t in texts if self.key(t) not in self.table},
+                         key=lambda t: (len(t), t))
         for start in range(0, len(missing), 256):
             chunk = missing[start:start + 256]
-            for text, vector in zip(chunk, embed(chunk)):
+            for text, vector in zip(chunk, embed(chunk, alone=True)):
                 self.table[self.key(text)] = vector
             print(f"  embedded {min(start + 256, len(missing))}/{len(missing)}",
                   file=sys.stderr, flush=True)  # stdout may be a benchmark's JSON
