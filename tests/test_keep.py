@@ -214,3 +214,18 @@ def test_a_pass_over_the_last_exchanges_runs_the_kind_encoder_on_those_alone():
     last = keep.session_rows(exchanges, keep.Held(), _embed, head.restate, kinds, wanted=[1])
     assert read == [("ok do it", pairs[0][1], pairs[0][0])]  # the message with the turn before
     np.testing.assert_allclose(last[1], whole[1], rtol=1e-5, atol=1e-6)
+
+
+def test_session_end_replay_names_the_files_that_are_not_conversations(tmp_path):
+    from click.testing import CliRunner
+
+    from memsift.cli import cli
+
+    retrieval = tmp_path / "locomo.json"
+    retrieval.write_text(json.dumps({"name": "r", "memory": [], "queries": []}))
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    result = CliRunner().invoke(cli, ["bench", "--session-end", str(retrieval), str(broken)])
+    assert result.exit_code == 2
+    assert "not: " in result.output and str(retrieval) in result.output
+    assert str(broken) in result.output and "Traceback" not in result.output

@@ -174,6 +174,20 @@ def main(as_json: bool = False) -> dict:
 
 # --- the real SessionEnd hook on a conversation file ----------------------------------------
 
+def not_conversations(files: list[str]) -> list[str]:
+    """The files that are not conversation files (a JSON object with a list of turns): a
+    retrieval file has queries, not turns, and has no session to end."""
+    bad = []
+    for name in files:
+        try:
+            data = json.loads(Path(name).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            data = None
+        if not (isinstance(data, dict) and isinstance(data.get("turns"), list)):
+            bad.append(name)
+    return bad
+
+
 def replay_session_end(path: Path) -> dict:
     """The file's turns as one Claude Code transcript, then SessionEnd through the hook;
     returns the notes the worker wrote and which held item each one repeats, if any."""

@@ -67,8 +67,11 @@ def bench(files: tuple[str, ...], baseline: bool, longterm: str, judge_bench: bo
     if session_end:
         if not files:
             raise click.UsageError("--session-end replays FILES: give the files")
-        from memsift.bench.keep import main_session_end
+        from memsift.bench.keep import main_session_end, not_conversations
 
+        if bad := not_conversations(list(files)):
+            raise click.UsageError("--session-end replays conversation files (a list of "
+                                   f"turns), and these are not: {', '.join(bad)}")
         main_session_end(list(files), as_json=as_json)
     elif files:
         from memsift.bench.replay import main as replay_main
