@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -61,3 +65,20 @@ def test_the_embedded_store_orders_its_results_with_the_query_words(tmp_path):
     for passage in by_words:  # the order changes, the similarity stays the cosine
         assert passage.similarity == pytest.approx(float(passage.meta["vector"] @ vector))
     assert [p.id for p in store.search(query, 3, Deadline(5.0))] == [p.id for p in by_words]
+
+
+def test_bm25_gives_the_same_bits_whatever_the_string_hash_seed():
+    """The words a text shares with the query are a set, and their float32 sum depends on the
+    order: summed in set order, each process (its own hash seed) got its own last bits, and
+    the trainers' inputs with them."""
+    code = ("import random, sys\n"
+            "from memsift.model.lexical import bm25\n"
+            "random.seed(1)\n"
+            "words = [f'word{i}x' for i in range(60)]\n"
+            "query = ' '.join(random.sample(words, 25))\n"
+            "texts = [' '.join(random.choices(words, k=random.randint(5, 40))) for _ in range(200)]\n"
+            "sys.stdout.write(bm25(query, texts).tobytes().hex())\n")
+    outputs = {subprocess.run([sys.executable, "-c", code], capture_output=True, check=True,
+                              env=dict(os.environ, PYTHONHASHSEED=str(seed))).stdout
+               for seed in range(4)}
+    assert len(outputs) == 1

@@ -48,7 +48,7 @@ def bm25(query: str, texts: Sequence[str]) -> np.ndarray:
     n = len(docs)
     for j, (doc, length) in enumerate(zip(docs, lengths)):
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / average)
-        for word in wanted & doc.keys():
+        for word in sorted(wanted & doc.keys()):  # a fixed order: float32 sums differ by it
             idf = math.log(1.0 + (n - df[word] + 0.5) / (df[word] + 0.5))
             tf = doc[word]
             scores[j] += idf * tf * (BM25_K1 + 1.0) / (tf + norm)
