@@ -174,27 +174,29 @@ def main(as_json: bool = False) -> dict:
 
 # --- the real SessionEnd hook on a conversation file ----------------------------------------
 
-def not_conversations(files: list[str]) -> list[str]:
-    """The files that are not conversation files (a JSON object with a list of turns): a
-    retrieval file has queries, not turns, and has no session to end."""
-    bad = []
+def read_conversations(files: list[str]) -> tuple[list[tuple[Path, dict]], list[str]]:
+    """Each file read once: (path, data) for the conversation files (a JSON object with a list
+    of turns), and the names of the others: a retrieval file has queries, not turns, and has
+    no session to end."""
+    loaded, bad = [], []
     for name in files:
         try:
             data = json.loads(Path(name).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):
             data = None
-        if not (isinstance(data, dict) and isinstance(data.get("turns"), list)):
+        if isinstance(data, dict) and isinstance(data.get("turns"), list):
+            loaded.append((Path(name), data))
+        else:
             bad.append(name)
-    return bad
+    return loaded, bad
 
 
-def replay_session_end(path: Path) -> dict:
+def replay_session_end(path: Path, data: dict) -> dict:
     """The file's turns as one Claude Code transcript, then SessionEnd through the hook;
     returns the notes the worker wrote and which held item each one repeats, if any."""
     from memsift.bench import environ
     from memsift.bench.replay import SESSION_ID, Transcript, prepare
 
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="memsift-keep-") as tmp:
         workdir = Path(tmp)
         env = {"MEMSIFT_HOME": str(workdir / "home"), "MEMSIFT_COGNEE_URL": ""}
@@ -261,8 +263,9 @@ def _written(settings, project: Path, data: dict) -> dict:
         "restating": sum(1 for r in rows if r["repeats"])}
 
 
-def main_session_end(files: list[str], as_json: bool = False) -> list[dict]:
-    results = [replay_session_end(Path(f)) for f in files]
+def main_session_end(loaded: list[tuple[Path, dict]], as_json: bool = False) -> list[dict]:
+    """Replay each (path, data) of read_conversations and print the notes written."""
+    results = [replay_session_end(path, data) for path, data in loaded]
     if as_json:
         print(json.dumps({"session_end": results}))
         return results

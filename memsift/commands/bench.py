@@ -67,12 +67,13 @@ def bench(files: tuple[str, ...], baseline: bool, longterm: str, judge_bench: bo
     if session_end:
         if not files:
             raise click.UsageError("--session-end replays FILES: give the files")
-        from memsift.bench.keep import main_session_end, not_conversations
+        from memsift.bench.keep import main_session_end, read_conversations
 
-        if bad := not_conversations(list(files)):
+        loaded, bad = read_conversations(list(files))
+        if bad:
             raise click.UsageError("--session-end replays conversation files (a list of "
                                    f"turns), and these are not: {', '.join(bad)}")
-        main_session_end(list(files), as_json=as_json)
+        main_session_end(loaded, as_json=as_json)
     elif files:
         from memsift.bench.replay import main as replay_main
 
