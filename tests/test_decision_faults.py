@@ -11,6 +11,7 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from fakes.polling import PATIENT_BUDGET
 
 from memsift.audit import read_audit
 from memsift.bench.decision_server import Fault
@@ -27,7 +28,6 @@ EVERY_REQUEST = 200  # the fault answers this many requests: an outage, not one 
 NOTICE = "[memsift] the remote decision model"
 # The local judge's answer must not depend on how loaded the test machine is: the reference
 # run and the runs after a fault both get time enough.
-PATIENT = {"MEMSIFT_BUDGET_PROMPT_S": "10"}
 
 
 @pytest.fixture
@@ -102,7 +102,7 @@ def test_a_remote_judge_fault_leaves_the_local_judges_answer(
         monkeypatch.setenv("MEMSIFT_JUDGE_BASE_URL", server.url)
         monkeypatch.setenv("MEMSIFT_JUDGE_API_KEY", "k")
         monkeypatch.setenv("MEMSIFT_HEALTH_PROBE_EVERY_S", "3600")  # no probe during the test
-        for name, value in PATIENT.items():
+        for name, value in PATIENT_BUDGET.items():
             monkeypatch.setenv(name, value)
         reference = local_answer(project, monkeypatch)
         server.fail(*[fault] * EVERY_REQUEST)

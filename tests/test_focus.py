@@ -11,13 +11,14 @@ import subprocess
 import sys
 import time
 
+from fakes.polling import PATIENT_BUDGET
+
 from memsift.audit import read_audit
 from memsift.bench.replay import Transcript, hook_payload, memsift_home, prepare
 from memsift.bench.scale import EXPECTED_NOTE, QUESTION, long_prompt
 from memsift.commands.demo_run import load_sample
 from memsift.prompt.focus import FOCUS_CHARS, GAP, focus
 
-PATIENT_BUDGET = {"MEMSIFT_BUDGET_PROMPT_S": "10"}  # a loaded machine, not a timeout
 LOG = "".join(f"E   AssertionError: refund {n} expected 200, got 500\n" for n in range(3000))
 
 

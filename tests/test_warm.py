@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes.polling import wait_for
+from fakes.polling import PATIENT_BUDGET, wait_for
 
 from memsift import warm
 from memsift.audit import read_audit
@@ -36,7 +36,8 @@ def warm_env(monkeypatch):
     second, and these tests are about who answers, not how fast (memsift bench measures it)."""
     base = tempfile.mkdtemp(prefix="msw-", dir="/tmp")
     monkeypatch.setenv("TMPDIR", base)
-    monkeypatch.setenv("MEMSIFT_BUDGET_PROMPT_S", "10")
+    for name, value in PATIENT_BUDGET.items():
+        monkeypatch.setenv(name, value)
     monkeypatch.setenv("MEMSIFT_WARM", "1")
     monkeypatch.setenv("MEMSIFT_WARM_IDLE_S", "120")
     yield base

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer
-from fakes.polling import wait_for
+from fakes.polling import PATIENT_BUDGET, wait_for
 
 from e2e.hostenv import claude_env
 
@@ -22,7 +22,6 @@ ANSWERED = "Which port does the staging database listen on?"
 UNRELATED = "Write a haiku about autumn leaves."
 # The replay of a real session is what measures speed; here a loaded test machine must not
 # turn a correct answer into a timeout.
-PATIENT_BUDGET = {"MEMSIFT_BUDGET_PROMPT_S": "10"}
 
 
 @pytest.fixture

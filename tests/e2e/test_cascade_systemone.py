@@ -12,6 +12,7 @@ from collections import Counter
 
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer
+from fakes.polling import PATIENT_BUDGET
 
 from e2e.hostenv import claude_env
 from memsift.audit import read_audit
@@ -24,7 +25,6 @@ NOTES = {"n42": "The staging database listens on port 6543, not the default 5432
          "n43": "Release notes are written on Fridays by the on-call engineer."}
 ANSWERED = "Which port does the staging database listen on?"
 UNRELATED = "Write a haiku about autumn leaves."
-PATIENT_BUDGET = {"MEMSIFT_BUDGET_PROMPT_S": "10"}  # a loaded machine, not a timeout
 
 
 @pytest.fixture

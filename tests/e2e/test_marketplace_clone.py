@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer
+from fakes.polling import PATIENT_BUDGET
 
 from e2e.hostenv import REPO, claude_env
 from e2e.test_hosts import claude_prompt, run
@@ -66,8 +67,7 @@ def test_marketplace_install_from_a_clone_sets_itself_up_and_adds_a_note(
         env = claude_env(home, server.url) | {
             "PATH": _path_without_memsift(), "DO_NOT_TRACK": "1", "DISABLE_TELEMETRY": "1",
             "PIP_CACHE_DIR": str(REPO / ".cache" / "pip"),  # a rerun need not download again
-            "MEMSIFT_BUDGET_PROMPT_S": "10",  # a loaded test machine must not time out
-        }
+        } | PATIENT_BUDGET
         env.pop("MEMSIFT_PYTHON", None)
         run([claude_bin, "plugin", "marketplace", "add", str(clone)], env, project)
         run([claude_bin, "plugin", "install", "memsift@memsift"], env, project)
