@@ -13,9 +13,9 @@ Two heads, both read the message with the turn before it (features.context_of):
 
 The thresholds are chosen on a part of the train sessions held apart by project ("tune");
 every number reported is on the validation sessions. JAX trains; the hook runs numpy only.
-Deterministic given the corpus: fixed seeds, full-batch kind head, fixed minibatch order, and
-corpus vectors that are each text's own (judge/corpus.py embeds them without padding), and
-features summed in a fixed order (bm25): two runs write the same bytes.
+Deterministic given the corpus: two runs write the same bytes. The seeds are fixed, the kind
+head is full-batch, the minibatch order is fixed, each corpus vector is the one its text gets
+alone (judge/corpus.py embeds without padding), and bm25 sums in a fixed order.
 
 This module trains the two heads and runs the whole (`python -m memsift.training.judge`,
 `--out DIR`, `--cross FILE`, `--no-cross`); the cross-encoder's stack is training/stack.py, the
