@@ -42,6 +42,7 @@ def collect(settings, decisions: int = 10) -> dict[str, Any]:
         "decisions": [summary(d) for d in recent],
         "judge_usage": judge_usage(settings),
         "warm": _warm(),
+        "models": models_state(settings),
     }
 
 
@@ -49,6 +50,13 @@ def _warm() -> dict[str, Any]:
     from memsift import warm
 
     return warm.status()
+
+
+def models_state(settings) -> dict[str, bool]:
+    """Each offline model -> whether its float32 cache is made (memsift.model.caches)."""
+    from memsift.model.caches import ready
+
+    return ready(settings.paths.cache_dir)
 
 
 def problems(settings) -> dict[str, Any]:
@@ -185,6 +193,8 @@ def render(data: dict[str, Any], console) -> None:
         from memsift.commands.status import warm_line
 
         console.print(escape(warm_line(data["warm"])))
+    if "models" in data:
+        console.print(escape(models_line(data["models"])))
     if data["outages"]:
         console.print(_outages_table(data["outages"]))
     console.print(_config_table(data["config"]))
@@ -198,6 +208,14 @@ def render(data: dict[str, Any], console) -> None:
     console.print(_decisions_table(data["decisions"]))
     if data.get("judge_usage"):
         console.print(_usage_table(data["judge_usage"]))
+
+
+def models_line(models: dict[str, bool]) -> str:
+    missing = [name for name, made in models.items() if not made]
+    if not missing:
+        return "models: caches made"
+    return (f"models: not cached yet: {', '.join(missing)} (the next prompt makes the caches "
+            "and may run out of time; `memsift warm prepare` makes them now)")
 
 
 def _usage_table(rows: list[dict[str, Any]]):

@@ -152,8 +152,13 @@ def _load(path: Path) -> CrossEncoder:
 
     # One cache folder per weights file (its bytes are checked too: a file of the same name
     # from elsewhere rebuilds it).
-    cache = get_paths().cache_dir / path.stem
-    return CrossEncoder(cached_weights(path, cache), get_model())
+    return CrossEncoder(cached_weights(path, cache_folder(path, get_paths().cache_dir)),
+                        get_model())
+
+
+def cache_folder(path: Path, cache_dir: Path) -> Path:
+    """Where the float32 copy of the weights file `path` is cached."""
+    return cache_dir / path.stem
 
 
 QUANTIZED = ".int8"  # a matrix stored as int8 columns; its scales under name + SCALES
@@ -205,13 +210,22 @@ def cached_weights(path: Path, cache: Path) -> dict[str, np.ndarray]:
     if meta is None or not _meta_matches(meta, path):
         weights = read_weights(path)
         try:
-            meta = _write_cache(cache, path, weights)
+            meta = write_cache(cache, path, weights)
         except OSError:
             return weights
     try:
         return {"layers": np.asarray(meta["layers"]), **floatcache.unpack(cache, meta["index"])}
     except (OSError, ValueError, KeyError, TypeError):
         return read_weights(path)
+
+
+def cache_ready(path: Path, cache: Path) -> bool:
+    """Whether `cache` holds the weights of `path`: cached_weights would open it as it is."""
+    meta = floatcache.read_meta(cache)
+    try:
+        return meta is not None and _meta_matches(meta, path)
+    except CrossError:
+        return False
 
 
 def _meta_matches(meta: dict, path: Path) -> bool:
@@ -223,7 +237,7 @@ def _meta_matches(meta: dict, path: Path) -> bool:
         raise CrossError(f"the cross-encoder's weights are missing: {exc}") from exc
 
 
-def _write_cache(cache: Path, path: Path, weights: dict[str, np.ndarray]) -> dict:
+def write_cache(cache: Path, path: Path, weights: dict[str, np.ndarray]) -> dict:
     floats, index = floatcache.pack(
         {name: array for name, array in weights.items() if name != "layers" and array.ndim})
     meta = {"format": CACHE_FORMAT, **floatcache.stamp(path), "layers": int(weights["layers"]),

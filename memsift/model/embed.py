@@ -25,6 +25,7 @@ DIM = 384
 MAX_TOKENS = 256  # the model's own max_seq_length; longer texts are cut, as in training
 BATCH = 32  # texts per forward pass: pads to the longest of similar lengths, bounded memory
 CACHE_FORMAT = 1  # bump when the cache layout changes: old caches are rebuilt
+CACHE_NAME = "minilm"  # its folder in the cache folder
 LAYERS, HEADS = 6, 12
 LN_EPS = 1e-12  # BERT's LayerNorm epsilon
 
@@ -180,7 +181,7 @@ def get_model() -> MiniLM:
     if key not in _LOADED:
         from memsift.paths import get_paths
 
-        _LOADED[key] = load_model(source, get_paths().cache_dir / "minilm")
+        _LOADED[key] = load_model(source, get_paths().cache_dir / CACHE_NAME)
     return _LOADED[key]
 
 
@@ -201,6 +202,15 @@ def load_model(onnx: Path, cache: Path, model_id: str = MODEL_ID) -> MiniLM:
         return _open_cache(cache, meta)
     except (OSError, ValueError, KeyError) as exc:
         raise EmbedError(f"the model cache in {cache} is unreadable: {exc}") from exc
+
+
+def cache_ready(onnx: Path, cache: Path, model_id: str = MODEL_ID) -> bool:
+    """Whether `cache` holds this ONNX file's weights: load_model would open it as it is."""
+    meta = floatcache.read_meta(cache)
+    try:
+        return meta is not None and _meta_matches(meta, onnx, model_id)
+    except EmbedError:
+        return False
 
 
 def _meta_matches(meta: dict, onnx: Path, model_id: str) -> bool:
