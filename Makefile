@@ -12,6 +12,7 @@ $(BIN)/memsift: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/memsift warm prepare
 	touch $(BIN)/memsift
 
 setup: $(BIN)/memsift

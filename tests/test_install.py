@@ -56,11 +56,13 @@ def test_claude_install_keeps_other_settings_and_hooks(home):
             for event in HOOK_TIMEOUTS_S} == HOOK_TIMEOUTS_S
 
 
-def test_install_twice_changes_nothing_the_second_time(home):
-    memsift("install", "claude-code", "--python", PYTHON)
+def test_install_twice_changes_nothing_the_second_time(home, isolated_env):
+    made = memsift("install", "claude-code", "--python", PYTHON)
+    assert "made the models' caches" in made  # so the first prompt does not make them
     settings = home / ".claude" / "settings.json"
     first = settings.read_text()
-    assert "already up to date" in memsift("install", "claude-code", "--python", PYTHON)
+    again = memsift("install", "claude-code", "--python", PYTHON)
+    assert "already up to date" in again and "caches" not in again
     assert settings.read_text() == first
 
 
@@ -82,10 +84,11 @@ def test_project_install_writes_the_project_settings(home, tmp_path):
     assert not (home / ".claude" / "settings.json").exists()
 
 
-def test_dry_run_shows_the_diff_and_writes_nothing(home):
+def test_dry_run_shows_the_diff_and_writes_nothing(home, isolated_env):
     out = memsift("install", "codex", "--python", PYTHON, "--dry-run")
     assert "+[hooks.state." in out and "memsift hook codex Stop" in out
     assert not (home / ".codex").exists()
+    assert not (isolated_env / "cache").exists()
 
 
 def test_codex_install_trusts_each_hook_and_keeps_the_users_toml(home):

@@ -49,10 +49,33 @@ def install_command(host: str, project: Path | None, python: str | None, dry_run
     if python:
         python = str(Path(python).absolute())
     _run(host, project, dry_run, python=python)
+    if not dry_run:
+        _prepare_models()
     if host == "codex" and project and not codex_project_trusted(project):
         click.echo(f"note: Codex runs {project}/.codex/hooks.json only in a trusted project; "
                    "trust it when Codex asks, or add to your Codex config.toml:\n"
                    f'  [projects."{project.resolve()}"]\n  trust_level = "trusted"')
+
+
+def _prepare_models() -> None:
+    """The models' caches, so the first prompt does not spend its budget making them
+    (memsift.model.caches). A failure leaves the hooks installed: the prompt makes them."""
+    from memsift.model.caches import prepare
+    from memsift.model.cross import CrossError
+    from memsift.model.embed import EmbedError
+    from memsift.paths import get_paths
+
+    try:
+        done = prepare(get_paths().cache_dir)
+    except (EmbedError, CrossError, OSError) as exc:
+        click.echo(f"note: the models' caches could not be made ({exc}); the first prompt "
+                   "makes them", err=True)
+        return
+    made = [m for m in done if m.built]
+    if made:
+        seconds = sum(m.seconds for m in made)
+        click.echo(f"made the models' caches in {seconds:.1f} s: "
+                   f"{', '.join(m.name for m in made)}")
 
 
 @click.command("uninstall")

@@ -17,7 +17,12 @@ from fakes.polling import PATIENT_BUDGET
 
 from e2e.hostenv import REPO, claude_env
 from e2e.test_hosts import claude_prompt, run
-from e2e.test_skills_route import _bootstrap_state, _path_without_memsift, _wait_until_ready
+from e2e.test_skills_route import (
+    _bootstrap_state,
+    _path_without_memsift,
+    _status,
+    _wait_until_ready,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -84,6 +89,7 @@ def test_marketplace_install_from_a_clone_sets_itself_up_and_adds_a_note(
         assert _bootstrap_state(env)["state"] == "setting up"
 
         assert _wait_until_ready(env)["state"] == "ready"
+        assert all(_status(env)["models"].values())  # the set-up made the models' caches
         before = len(server.message_bodies())
         claude_prompt(claude_bin, env, project)
         sent = server.message_bodies()[before:]

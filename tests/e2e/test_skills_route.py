@@ -31,10 +31,14 @@ def _path_without_memsift() -> str:
     return os.pathsep.join(f for f in folders if not (Path(f) / "memsift").exists())
 
 
-def _bootstrap_state(env: dict) -> dict:
+def _status(env: dict) -> dict:
     done = subprocess.run([sys.executable, "-m", "memsift", "status", "--json"], env=env,
                           capture_output=True, text=True, timeout=60, check=True)
-    return json.loads(done.stdout)["bootstrap"] or {}
+    return json.loads(done.stdout)
+
+
+def _bootstrap_state(env: dict) -> dict:
+    return _status(env)["bootstrap"] or {}
 
 
 def _wait_until_ready(env: dict) -> dict:
@@ -69,6 +73,7 @@ def test_skills_add_then_claude_sets_memsift_up_and_runs_its_hook(
         assert _bootstrap_state(env)["state"] == "setting up"
 
         assert _wait_until_ready(env)["state"] == "ready"
+        assert all(_status(env)["models"].values())  # the set-up made the models' caches
         second = claude_prompt(claude_bin, env, project)["session_id"]
     # memsift itself ran this session's hooks, from the venv it set up
     marker = wait_for(done_marker(isolated_env / "data", second))
