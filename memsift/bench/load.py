@@ -78,15 +78,19 @@ def payload(project: Path, index: int, session: str) -> bytes:
 
 
 def prepare(home: Path) -> Path:
-    """A project with a few notes, in the benchmark's own MEMSIFT_HOME."""
+    """A project with a few notes and the models' caches, in the benchmark's own
+    MEMSIFT_HOME."""
     os.environ["MEMSIFT_HOME"] = str(home)
     from memsift.config import load_settings
     from memsift.memory.notes import Note, NotesFile, notes_path
 
     project = home / "project"
     (project / ".git").mkdir(parents=True, exist_ok=True)
+    from memsift.model.caches import prepare as prepare_models
+
     settings = load_settings(strict=False)
     NotesFile(notes_path(settings, project)).append(Note(text) for text in NOTES)
+    prepare_models(settings.paths.cache_dir)  # as set-up does
     return project
 
 

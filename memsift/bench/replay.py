@@ -93,15 +93,17 @@ def memsift_home(home: Path, now: str = ""):
 
 
 def prepare(data: dict, workdir: Path, longterm: str):
-    """A project folder and a home holding the file's notes and memory; returns
-    (settings, project root)."""
+    """A project folder and a home holding the file's notes and memory and the models'
+    caches; returns (settings, project root)."""
     from memsift.config import load_settings
     from memsift.memory.importer import import_data
+    from memsift.model.caches import prepare as prepare_models
 
     project = workdir / "project"
     (project / ".git").mkdir(parents=True)
     settings = load_settings(_longterm_flags(longterm))
     import_data(data, settings, project)
+    prepare_models(settings.paths.cache_dir)  # as set-up does: hooks open them, not make them
     return settings, project
 
 

@@ -150,10 +150,13 @@ def _first_prompt(prompt: str, transcript, session: str) -> float:
 
 def main(sizes=SIZES) -> list[dict]:
     from memsift.bench.replay import memsift_home
+    from memsift.model.caches import prepare as prepare_models
+    from memsift.paths import get_paths
 
     results = []
     with tempfile.TemporaryDirectory(prefix="memsift-scale-") as tmp, \
             memsift_home(Path(tmp) / "home"):
+        prepare_models(get_paths().cache_dir)  # as set-up does
         for n in sizes:
             results.append(measure(n, Path(tmp)))
         results.extend(measure_prompts(Path(tmp)))
