@@ -126,7 +126,8 @@ def corpus_report(heads_file: Path | None = None) -> dict:
             "corpus_search_accuracy": search_right / len(turns),
             "corpus_item_auc_near": auc_against_near(turns, np.asarray(scores), where),
             "corpus_found": counts["found"], "corpus_needs": counts["need"],
-            "corpus_for_nothing": counts["for_nothing"], "corpus_nothing": counts["nothing"]}
+            "corpus_for_nothing": counts["for_nothing"], "corpus_nothing": counts["nothing"],
+            "corpus_lost": {k: counts[k] for k in ("gated", "not_candidate", "below_bar")}}
 
 
 def worth_report() -> dict:
@@ -238,6 +239,10 @@ def _print_table(r: dict) -> None:
              f"{r['corpus_found'] / max(1, r['corpus_needs']):.0%}, >= 60%")
         line("  added for nothing", f"{r['corpus_for_nothing']}/{r['corpus_nothing']}",
              f"{r['corpus_for_nothing'] / max(1, r['corpus_nothing']):.1%}, <= 6%")
+        lost = r["corpus_lost"]
+        line("  needs that got nothing: search gated off", str(lost["gated"]))
+        line("    answer not among the judged", str(lost["not_candidate"]))
+        line("    judged below the bars", str(lost["below_bar"]))
     line(f"fresh process, one judged message (n={r['fresh_runs']})",
          f"p50 {r['fresh_p50_ms']:.0f} ms", f"p95 {r['fresh_p95_ms']:.0f} ms, p50 <= 250 ms")
     line("  same, CPU time (user + system)", f"p50 {r['fresh_cpu_p50_ms']:.0f} ms",

@@ -22,7 +22,9 @@ def decide(turns: Sequence[Turn], scores: np.ndarray, where: list[tuple[int, str
     SEARCH_P_MIN; notes kept at the judge's threshold (these heads read the kind already), the long-term search skipped when a note
     answers well above it or the subject is not worth keeping; passages kept a share higher;
     the best item and a near one added. The conversation filter is left out (the corpus marks
-    answers the session already gave as expect []). Counts as the replay bench does."""
+    answers the session already gave as expect []). Counts as the replay bench does, and where
+    the needs that got nothing were lost: the search gate, the answer not among the judged
+    candidates, or judged below the bars."""
     from memsift.prompt.policy import (
         NOTES_ANSWERED_SHARE,
         PASSAGE_EXTRA_SHARE,
@@ -36,10 +38,12 @@ def decide(turns: Sequence[Turn], scores: np.ndarray, where: list[tuple[int, str
     for score, (n, item_id) in zip(scores, where):
         source = "notes" if item_id in notes_of(turns[n]) else "longterm"
         groups.setdefault(n, {}).setdefault(source, []).append((float(score), item_id))
-    out = {"need": 0, "found": 0, "nothing": 0, "for_nothing": 0, "wrong": 0}
+    out = {"need": 0, "found": 0, "nothing": 0, "for_nothing": 0, "wrong": 0,
+           "gated": 0, "not_candidate": 0, "below_bar": 0}  # the last three: needs lost where
     for n, turn in enumerate(turns):
         out["need" if turn.expect else "nothing"] += 1
         if search_p[n] < SEARCH_P_MIN:
+            out["gated"] += bool(turn.expect)
             continue
         threshold = keep  # LocalJudge.scores_read_the_kind: no margin for a doubtful kind
         found = groups.get(n, {})
@@ -49,6 +53,9 @@ def decide(turns: Sequence[Turn], scores: np.ndarray, where: list[tuple[int, str
             bar = above(threshold, PASSAGE_EXTRA_SHARE)
             kept += [(s, i) for s, i in found.get("longterm", []) if s >= bar]
         if not kept:
+            if turn.expect:
+                judged = {i for group in found.values() for _, i in group}
+                out["below_bar" if judged & turn.expect else "not_candidate"] += 1
             continue
         best = max(s for s, _ in kept)
         added = [i for s, i in sorted(kept, reverse=True)
