@@ -31,3 +31,11 @@ def test_the_question_is_not_the_note_when_the_reply_states_the_choice():
         "locked' every night.")
     assert note.startswith("Move to Postgres") and "?" not in note
     assert len(note) <= 300
+
+
+def test_what_follows_a_dropped_done_and_stands_alone():
+    note = compose_fact("set format: avro for it in topics.yaml",
+                        "Done, and the config loader test now includes an avro topic.")
+    assert note == "The config loader test now includes an avro topic."
+    assert compose_fact("x", "Android and iOS both read it from config.json.").startswith(
+        "Android and iOS")  # a sentence that opens with a word like "and" is left as it is

@@ -77,9 +77,15 @@ def _without_filler(sentence: str) -> str:
     return rest[:1].upper() + rest[1:]
 
 
+_JOINED = re.compile(r"(?i)^(?:and|also|plus)\s+(?:also\s+)?(?=\w)")  # "Done, and the test..."
+
+
 def _clean(sentence: str) -> str:
     for _ in range(2):
-        sentence = _LEAD.sub("", sentence).strip()
+        cleaned = _LEAD.sub("", sentence).strip()
+        if cleaned != sentence:  # what the dropped opening joined on stands alone
+            cleaned = _JOINED.sub("", cleaned)
+        sentence = cleaned
     return sentence[:1].upper() + sentence[1:] if sentence else ""
 
 
