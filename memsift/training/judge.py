@@ -202,6 +202,24 @@ def fit_items(x: np.ndarray, y: np.ndarray, seed: int = 0) -> dict[str, np.ndarr
     return out
 
 
+def fit_item_ensemble(x: np.ndarray, y: np.ndarray, seeds: int = 1) -> dict[str, np.ndarray]:
+    """`seeds` item heads from different starts and minibatch orders, averaged in logit: the
+    same one-hidden-layer form with their hidden units side by side and the output layer
+    divided by their number, so the hook's forward (LocalJudge) reads it unchanged."""
+    heads = [fit_items(x, y, seed) for seed in range(seeds)]
+    return heads[0] if seeds == 1 else merge_heads(heads)
+
+
+def merge_heads(heads: Sequence[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """One item head whose logit is the mean of the heads' logits (same mean and std)."""
+    return {"w1": np.concatenate([h["w1"] for h in heads], axis=1),
+            "b1": np.concatenate([h["b1"] for h in heads]),
+            "w2": (np.concatenate([h["w2"] for h in heads], axis=0) / len(heads)
+                   ).astype(np.float32),
+            "b2": np.mean([h["b2"] for h in heads], axis=0).astype(np.float32),
+            "mean": heads[0]["mean"], "std": heads[0]["std"]}
+
+
 def mlp_scores(heads: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
     """The item head's scores, by the run-time forward itself."""
     return _mlp({f"item_{k}": v for k, v in heads.items()}, x)
@@ -211,7 +229,7 @@ def mlp_scores(heads: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
 
 def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
           provenance_file: Path = PROVENANCE_FILE, cross_file: Path | None = None,
-          kind_file: Path | None = None) -> dict:
+          kind_file: Path | None = None, seeds: int = 1) -> dict:
     started = time.time()
     turns = list(read_corpus((corpus_root,)))
     fit = [t for t in turns if t.split == "train" and not tune_project(t.project)]
@@ -238,7 +256,7 @@ def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
             gate[name], need[name] = encoder_kinds(part, kind_file)
     x, y, _ = item_rows(fit, probs["fit"], vectors, add_missing=True)
     print(f"item rows {x.shape}, answers {int(y.sum())}", flush=True)
-    item = fit_items(x, y)
+    item = fit_item_ensemble(x, y, seeds)
 
     scored, labels = {}, {}
     for name, part in (("tune", tune), ("val", val)):
@@ -283,7 +301,7 @@ def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
     with open(heads_file, "wb") as handle:
         np.savez(handle, **heads)
     write_provenance(corpus_root, heads_file, provenance_file, report,
-                     {"fit": len(fit), "tune": len(tune), "val": len(val)})
+                     {"fit": len(fit), "tune": len(tune), "val": len(val)}, seeds)
     return report
 
 
@@ -327,14 +345,16 @@ def evaluate(val, kind_probs, scores, where, threshold: float, worth=None) -> di
         "found": counts["found"], "needs": counts["need"],
         "for_nothing": counts["for_nothing"], "nothing_needed": counts["nothing"],
         "wrong": counts["wrong"],
+        "lost": {k: counts[k] for k in ("gated", "not_candidate", "below_bar")},
     }
 
 
 def write_provenance(corpus_root: Path, heads_file: Path, provenance_file: Path, report: dict,
-                     turns: dict[str, int]) -> None:
+                     turns: dict[str, int], seeds: int = 1) -> None:
     weights = hashlib.sha256(heads_file.read_bytes()).hexdigest()
+    flags = f" --seeds {seeds}" if seeds != 1 else ""
     record = {
-        "command": "make train  (python -m memsift.training.judge)",
+        "command": f"make train  (python -m memsift.training.judge{flags})",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "corpus_sha256": corpus_hash((corpus_root,)),
         "heads_sha256": weights,
@@ -347,7 +367,8 @@ def write_provenance(corpus_root: Path, heads_file: Path, provenance_file: Path,
 
 def main(argv: list[str] | None = None) -> int:
     """`--out DIR` writes the heads and their provenance there instead (experiments);
-    `--cross FILE` / `--no-cross` and `--kinds FILE` / `--no-kinds` choose the encoders."""
+    `--cross FILE` / `--no-cross` and `--kinds FILE` / `--no-kinds` choose the encoders;
+    `--seeds K` averages K item heads (fit_item_ensemble)."""
     from memsift.model.cross import CROSS_FILE, KIND_FILE
 
     argv = list(argv or [])
@@ -357,14 +378,15 @@ def main(argv: list[str] | None = None) -> int:
     kinds = Path(argv[argv.index("--kinds") + 1]) if "--kinds" in argv else KIND_FILE
     if "--no-kinds" in argv:
         kinds = None
+    seeds = int(argv[argv.index("--seeds") + 1]) if "--seeds" in argv else 1
     if "--out" in argv:
         out = Path(argv[argv.index("--out") + 1])
         out.mkdir(parents=True, exist_ok=True)  # before hours of work, not after
         report = train(heads_file=out / HEADS_FILE.name,
                        provenance_file=out / PROVENANCE_FILE.name, cross_file=cross,
-                       kind_file=kinds)
+                       kind_file=kinds, seeds=seeds)
     else:
-        report = train(cross_file=cross, kind_file=kinds)
+        report = train(cross_file=cross, kind_file=kinds, seeds=seeds)
     print(json.dumps(report, indent=1))
     return 0
 

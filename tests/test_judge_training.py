@@ -1,6 +1,6 @@
-"""The cascade's policy on judged candidates (memsift.training.thresholds.decide), as the judge
-trainer and `memsift bench --judge` count it: what each turn gets, and where each need that
-got nothing was lost."""
+"""The judge trainer's numpy parts: the cascade's policy on judged candidates
+(memsift.training.thresholds.decide), as the trainer and `memsift bench --judge` count it,
+with where each need that got nothing was lost; and item heads merged into one."""
 
 from __future__ import annotations
 
@@ -31,3 +31,24 @@ def test_each_need_that_got_nothing_is_counted_where_it_was_lost():
     counts = decide(turns, scores, where, search_p, keep=0.5)
     assert counts == {"need": 4, "found": 1, "nothing": 1, "for_nothing": 1, "wrong": 0,
                       "gated": 1, "not_candidate": 1, "below_bar": 1}
+
+
+def test_merged_item_heads_give_the_mean_of_their_logits():
+    from memsift.judge.local import _logit, _mlp
+    from memsift.training.judge import merge_heads
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(7, 5)).astype(np.float32)
+    heads = [{"w1": rng.normal(size=(5, 3)).astype(np.float32),
+              "b1": rng.normal(size=3).astype(np.float32),
+              "w2": rng.normal(size=(3, 1)).astype(np.float32),
+              "b2": rng.normal(size=1).astype(np.float32),
+              "mean": np.zeros(5, np.float32), "std": np.ones(5, np.float32)}
+             for _ in range(3)]
+
+    def logits(head):
+        return _logit(_mlp({f"item_{k}": v for k, v in head.items()}, x))
+
+    mean = np.mean([logits(h) for h in heads], axis=0)
+    assert np.allclose(logits(merge_heads(heads)), mean, atol=1e-4)
+    assert not np.allclose(logits(heads[0]), mean, atol=1e-2)  # the heads do differ
