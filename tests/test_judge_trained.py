@@ -146,3 +146,17 @@ def test_the_stack_rises_with_both_probabilities_so_a_hopeless_group_can_skip_th
     stacked = _stack(heads, first, second, need)
     for axis in range(3):
         assert np.all(np.diff(stacked, axis=axis) >= 0)
+
+
+def test_an_item_behind_its_groups_best_scores_no_higher_than_the_best_would():
+    """The stack reads each logit less its group's best: behind the best only lowers the
+    score, so the best item at a near-certain cross-encoder still bounds the whole group."""
+    from memsift.judge.local import _heads, _stack, reads_relative
+
+    heads = _heads(HEADS_FILE)
+    assert reads_relative(heads)
+    grid = np.linspace(1e-4, 1 - 1e-4, 12)
+    first, second = np.meshgrid(grid, grid, indexing="ij")
+    best = _stack(heads, first, second, 0.5)
+    for behind in ((-1.0, 0.0), (0.0, -1.0), (-2.0, -3.0)):
+        assert np.all(_stack(heads, first, second, 0.5, behind) < best)

@@ -52,3 +52,22 @@ def test_merged_item_heads_give_the_mean_of_their_logits():
     mean = np.mean([logits(h) for h in heads], axis=0)
     assert np.allclose(logits(merge_heads(heads)), mean, atol=1e-4)
     assert not np.allclose(logits(heads[0]), mean, atol=1e-2)  # the heads do differ
+
+
+def test_the_trainer_reads_each_group_relative_to_its_own_best_as_the_hook_does():
+    from memsift.judge.local import group_relative
+    from memsift.training.stack import relative_rows
+
+    passages = [Item("m1", "Webhooks are verified with HMAC.", "longterm")]
+    turns = [Turn(session="s", project="p", split="val", index=0, user="u", assistant="",
+                  kind="decision", expect=frozenset(), near=frozenset(), keep=None, fact="",
+                  restates=frozenset(), items=ITEMS + passages)]
+    where = [(0, "n1"), (0, "m1"), (0, "n2")]
+    first = np.asarray([0.2, 0.9, 0.6])
+    rows = [0, 1, 2]
+    second = np.asarray([0.7, 0.1, 0.4])
+    rel_a, rel_b = relative_rows(turns, where, rows, first, second)
+    notes_a, notes_b = group_relative(first[[0, 2]], second[[0, 2]])  # the notes group alone
+    assert np.allclose(rel_a[[0, 2]], notes_a) and np.allclose(rel_b[[0, 2]], notes_b)
+    assert rel_a[1] == 0 and rel_b[1] == 0  # the only passage is its group's best
+    assert rel_a[0] < 0 and rel_b[0] == 0  # n1 trails n2 on the first head, leads on the second

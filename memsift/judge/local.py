@@ -218,7 +218,8 @@ class LocalJudge:
             return first  # even a near-certain cross-encoder could not lift the best one
         top = np.argsort(-first, kind="stable")[: int(heads["cross_top"])]
         second = _encoder(CROSS_FILE).score(message, self.reply, [items[i] for i in top])
-        on = _stack(heads, first[top], second, need)
+        relative = group_relative(first[top], second) if reads_relative(heads) else None
+        on = _stack(heads, first[top], second, need, relative)
         final = np.minimum(first, on.min())
         final[top] = on
         return final
@@ -303,27 +304,48 @@ def _mlp(heads: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-(h @ heads["item_w2"] + heads["item_b2"])[:, 0]))
 
 
-def stack_inputs(first, second, need=None) -> np.ndarray:
+def stack_inputs(first, second, need=None, relative=None) -> np.ndarray:
     """The stack's inputs from the first head's and the cross-encoder's probabilities, in the
     last axis: both logits and their scaled product, then the logit of the kind encoder's
-    need for memory when there is one (training/judge.py fits on the same)."""
+    need for memory when there is one, then each logit less the best of its group
+    (group_relative) when the stack reads those (training/judge.py fits on the same)."""
     a, b = np.broadcast_arrays(_logit(np.asarray(first)), _logit(np.asarray(second)))
     columns = [a, b, a * b / 10.0]
     if need is not None:
         columns.append(np.broadcast_to(_logit(np.asarray(need)), a.shape))
+    if relative is not None:
+        columns += [np.broadcast_to(np.asarray(r, a.dtype), a.shape) for r in relative]
     return np.stack(columns, axis=-1)
 
 
-def _stack(heads, first, second, need=None):
+def group_relative(first, second) -> tuple[np.ndarray, np.ndarray]:
+    """For the candidates of one group that the cross-encoder read: each one's logit, by
+    either head, less the best in the group (0 for the best, below 0 for the others). An
+    answer is usually its group's best by some way, a near miss one of several alike."""
+    a, b = _logit(np.asarray(first)), _logit(np.asarray(second))
+    return a - a.max(), b - b.max()
+
+
+def reads_relative(heads) -> bool:
+    return "stack_relative" in heads and bool(heads["stack_relative"])
+
+
+def _stack(heads, first, second, need=None, relative=None):
     """The stacked probability of the first head's and the cross-encoder's (and the need's,
-    for a stack fitted with it). With the shipped weights it rises with each over the whole
-    clipped range (a test checks it), which is what lets the cross-encoder be skipped when it
-    could not matter."""
-    if len(heads["stack_w"]) == 3:
+    and the logits relative to the group's best, for a stack fitted with them). With the
+    shipped weights it rises with each probability over the whole clipped range, and falls
+    as an item trails its group's best (tests check both): so the best item with a
+    near-certain cross-encoder bounds the group, which is what lets the cross-encoder be
+    skipped when it could not matter. `relative` None: the group's best (zeros)."""
+    if not reads_relative(heads):
+        relative = None
+    elif relative is None:
+        relative = (0.0, 0.0)
+    if len(heads["stack_w"]) - (2 if relative is not None else 0) == 3:
         need = None
     elif need is None:
         raise JudgeError("this stack reads the kind encoder's need for memory")
-    z = stack_inputs(first, second, need) @ heads["stack_w"] + heads["stack_b"]
+    z = stack_inputs(first, second, need, relative) @ heads["stack_w"] + heads["stack_b"]
     return 1.0 / (1.0 + np.exp(-z))
 
 

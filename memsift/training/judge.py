@@ -46,7 +46,14 @@ from memsift.judge.local import _mlp, stack_inputs
 from memsift.model.embed import MODEL_ID
 from memsift.model.lexical import rerank
 from memsift.paths import PACKAGE_DATA
-from memsift.training.stack import CROSS_TOP, cross_scores, fit_stack, stacked, top_rows
+from memsift.training.stack import (
+    CROSS_TOP,
+    cross_scores,
+    fit_stack,
+    relative_rows,
+    stacked,
+    top_rows,
+)
 from memsift.training.thresholds import auc_against_near, choose_threshold, decide
 
 HEADS_FILE = PACKAGE_DATA / "judge_local.npz"
@@ -229,7 +236,7 @@ def mlp_scores(heads: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
 
 def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
           provenance_file: Path = PROVENANCE_FILE, cross_file: Path | None = None,
-          kind_file: Path | None = None, seeds: int = 1) -> dict:
+          kind_file: Path | None = None, seeds: int = 1, relative: bool = True) -> dict:
     started = time.time()
     turns = list(read_corpus((corpus_root,)))
     fit = [t for t in turns if t.split == "train" and not tune_project(t.project)]
@@ -272,15 +279,18 @@ def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
         row_need = {name: None if need[name] is None else
                     need[name][[scored[name][1][r][0] for r in tops[name]]]
                     for name in ("tune", "val")}
+        rel = relative_rows(tune, scored["tune"][1], tops["tune"], scored["tune"][0],
+                            second["tune"]) if relative else None
         w, b = fit_stack(stack_inputs(scored["tune"][0][tops["tune"]], second["tune"],
-                                      row_need["tune"]),
+                                      row_need["tune"], rel),
                          labels["tune"][tops["tune"]])
         extra = {"stack_w": w, "stack_b": b, "cross_top": np.int64(CROSS_TOP),
+                 "stack_relative": np.bool_(relative),
                  "cross_sha256": np.asarray(hashlib.sha256(cross_file.read_bytes()).hexdigest())}
         for name, part in (("tune", tune), ("val", val)):
             first, where = scored[name]
             scored[name] = (stacked(first, tops[name], second[name], w, b, part, where,
-                                    row_need[name]), where)
+                                    row_need[name], relative), where)
     if need["val"] is not None:
         extra["kind_encoder_sha256"] = np.asarray(
             hashlib.sha256(kind_file.read_bytes()).hexdigest())
@@ -295,7 +305,8 @@ def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
     heads = dict(np.load(HEADS_FILE))  # the other heads stay as train_kinds.py wrote them
     heads.update({"kindc_w": kind_w, "kindc_b": kind_b, "item_threshold": np.float32(threshold),
                   **{f"item_{k}": v for k, v in item.items()}, **extra})
-    for key in ("stack_w", "stack_b", "cross_top", "cross_sha256", "kind_encoder_sha256"):
+    for key in ("stack_w", "stack_b", "cross_top", "stack_relative", "cross_sha256",
+                "kind_encoder_sha256"):
         if key not in extra:
             heads.pop(key, None)
     with open(heads_file, "wb") as handle:
@@ -368,7 +379,8 @@ def write_provenance(corpus_root: Path, heads_file: Path, provenance_file: Path,
 def main(argv: list[str] | None = None) -> int:
     """`--out DIR` writes the heads and their provenance there instead (experiments);
     `--cross FILE` / `--no-cross` and `--kinds FILE` / `--no-kinds` choose the encoders;
-    `--seeds K` averages K item heads (fit_item_ensemble)."""
+    `--seeds K` averages K item heads (fit_item_ensemble); `--no-relative` fits the stack
+    without the logits relative to the group's best."""
     from memsift.model.cross import CROSS_FILE, KIND_FILE
 
     argv = list(argv or [])
@@ -379,14 +391,15 @@ def main(argv: list[str] | None = None) -> int:
     if "--no-kinds" in argv:
         kinds = None
     seeds = int(argv[argv.index("--seeds") + 1]) if "--seeds" in argv else 1
+    relative = "--no-relative" not in argv
     if "--out" in argv:
         out = Path(argv[argv.index("--out") + 1])
         out.mkdir(parents=True, exist_ok=True)  # before hours of work, not after
         report = train(heads_file=out / HEADS_FILE.name,
                        provenance_file=out / PROVENANCE_FILE.name, cross_file=cross,
-                       kind_file=kinds, seeds=seeds)
+                       kind_file=kinds, seeds=seeds, relative=relative)
     else:
-        report = train(cross_file=cross, kind_file=kinds, seeds=seeds)
+        report = train(cross_file=cross, kind_file=kinds, seeds=seeds, relative=relative)
     print(json.dumps(report, indent=1))
     return 0
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from memsift.judge.corpus import Turn
-from memsift.judge.local import stack_inputs
+from memsift.judge.local import group_relative, stack_inputs
 from memsift.training.thresholds import notes_of
 
 CROSS_TOP = 4  # candidates per group the cross-encoder reads: ~110 ms for 8 in a hook process
@@ -46,14 +46,32 @@ def cross_scores(turns: Sequence[Turn], where, rows: list[int], path: Path) -> n
     return 1.0 / (1.0 + np.exp(-outputs(path, pairs, batch=32)[:, 0]))
 
 
+def relative_rows(turns: Sequence[Turn], where, rows: list[int], first: np.ndarray,
+                  second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """group_relative for the rows the cross-encoder read, each (turn, group) apart, as the
+    hook computes it for the one group it scores. `first` is the first head's for all rows,
+    `second` the cross-encoder's for `rows`."""
+    groups: dict[tuple[int, str], list[int]] = {}
+    for k, r in enumerate(rows):
+        n, item_id = where[r]
+        groups.setdefault((n, "notes" if item_id in notes_of(turns[n]) else "longterm"),
+                          []).append(k)
+    rel_a, rel_b = np.zeros(len(rows)), np.zeros(len(rows))
+    for ks in groups.values():
+        rel_a[ks], rel_b[ks] = group_relative(first[[rows[k] for k in ks]], second[ks])
+    return rel_a, rel_b
+
+
 def stacked(first: np.ndarray, rows: list[int], second: np.ndarray, w: np.ndarray,
-            b: np.ndarray, turns, where, need: np.ndarray | None = None) -> np.ndarray:
+            b: np.ndarray, turns, where, need: np.ndarray | None = None,
+            relative: bool = False) -> np.ndarray:
     """Final scores: the stack on the rows the cross-encoder read; every other candidate of
     a group stays below the lowest of those (it ranked under them on the first head).
     `need`: the kind encoder's need for memory of each of those rows' turns, when the stack
-    reads it."""
+    reads it; `relative`: the stack reads the logits relative to the group's best too."""
     final = first.copy()
-    on = 1.0 / (1.0 + np.exp(-(stack_inputs(first[rows], second, need) @ w + b)))
+    rel = relative_rows(turns, where, rows, first, second) if relative else None
+    on = 1.0 / (1.0 + np.exp(-(stack_inputs(first[rows], second, need, rel) @ w + b)))
     final[rows] = on
     floor: dict[tuple[int, str], float] = {}
     for r, value in zip(rows, on):
