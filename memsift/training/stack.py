@@ -12,7 +12,7 @@ import numpy as np
 
 from memsift.judge.corpus import Turn
 from memsift.judge.local import group_relative, stack_inputs
-from memsift.training.thresholds import notes_of
+from memsift.training.thresholds import group_of
 
 CROSS_TOP = 4  # candidates per group the cross-encoder reads: ~110 ms for 8 in a hook process
 STACK_STEPS = 2000
@@ -22,8 +22,7 @@ def top_rows(turns: Sequence[Turn], where: list[tuple[int, str]], first: np.ndar
     """Indices of the CROSS_TOP best rows by the first head in each (turn, group)."""
     groups: dict[tuple[int, str], list[int]] = {}
     for row, (n, item_id) in enumerate(where):
-        source = "notes" if item_id in notes_of(turns[n]) else "longterm"
-        groups.setdefault((n, source), []).append(row)
+        groups.setdefault(group_of(turns, n, item_id), []).append(row)
     picked = []
     for rows in groups.values():
         picked += sorted(rows, key=lambda r: -first[r])[:CROSS_TOP]
@@ -53,9 +52,7 @@ def relative_rows(turns: Sequence[Turn], where, rows: list[int], first: np.ndarr
     `second` the cross-encoder's for `rows`."""
     groups: dict[tuple[int, str], list[int]] = {}
     for k, r in enumerate(rows):
-        n, item_id = where[r]
-        groups.setdefault((n, "notes" if item_id in notes_of(turns[n]) else "longterm"),
-                          []).append(k)
+        groups.setdefault(group_of(turns, *where[r]), []).append(k)
     rel_a, rel_b = np.zeros(len(rows)), np.zeros(len(rows))
     for ks in groups.values():
         rel_a[ks], rel_b[ks] = group_relative(first[[rows[k] for k in ks]], second[ks])
@@ -75,13 +72,12 @@ def stacked(first: np.ndarray, rows: list[int], second: np.ndarray, w: np.ndarra
     final[rows] = on
     floor: dict[tuple[int, str], float] = {}
     for r, value in zip(rows, on):
-        n, item_id = where[r]
-        key = (n, "notes" if item_id in notes_of(turns[n]) else "longterm")
+        key = group_of(turns, *where[r])
         floor[key] = min(floor.get(key, 1.0), float(value))
     chosen = set(rows)
     for r, (n, item_id) in enumerate(where):
         if r not in chosen:
-            key = (n, "notes" if item_id in notes_of(turns[n]) else "longterm")
+            key = group_of(turns, n, item_id)
             final[r] = min(first[r], floor.get(key, first[r]))
     return final
 

@@ -36,7 +36,7 @@ def decide(turns: Sequence[Turn], scores: np.ndarray, where: list[tuple[int, str
 
     groups: dict[int, dict[str, list[tuple[float, str]]]] = {}
     for score, (n, item_id) in zip(scores, where):
-        source = "notes" if item_id in notes_of(turns[n]) else "longterm"
+        source = group_of(turns, n, item_id)[1]
         groups.setdefault(n, {}).setdefault(source, []).append((float(score), item_id))
     out = {"need": 0, "found": 0, "nothing": 0, "for_nothing": 0, "wrong": 0,
            "gated": 0, "not_candidate": 0, "below_bar": 0}  # the last three: needs lost where
@@ -71,6 +71,12 @@ def decide(turns: Sequence[Turn], scores: np.ndarray, where: list[tuple[int, str
 
 def notes_of(turn: Turn) -> set[str]:
     return {i.id for i in turn.items if i.source == "notes"}
+
+
+def group_of(turns: Sequence[Turn], n: int, item_id: str) -> tuple[int, str]:
+    """(turn number, "notes" or "longterm"): the group a candidate was judged in, as the
+    cascade judges the nearest notes apart from the passages."""
+    return n, "notes" if item_id in notes_of(turns[n]) else "longterm"
 
 
 def choose_threshold(turns, scores, where, search_p, worth=None) -> float:
