@@ -83,11 +83,10 @@ def prepare(home: Path) -> Path:
     os.environ["MEMSIFT_HOME"] = str(home)
     from memsift.config import load_settings
     from memsift.memory.notes import Note, NotesFile, notes_path
+    from memsift.model.caches import prepare as prepare_models
 
     project = home / "project"
     (project / ".git").mkdir(parents=True, exist_ok=True)
-    from memsift.model.caches import prepare as prepare_models
-
     settings = load_settings(strict=False)
     NotesFile(notes_path(settings, project)).append(Note(text) for text in NOTES)
     prepare_models(settings.paths.cache_dir)  # as set-up does

@@ -60,14 +60,12 @@ def install_command(host: str, project: Path | None, python: str | None, dry_run
 def _prepare_models() -> None:
     """The models' caches, so the first prompt does not spend its budget making them
     (memsift.model.caches). A failure leaves the hooks installed: the prompt makes them."""
-    from memsift.model.caches import prepare
-    from memsift.model.cross import CrossError
-    from memsift.model.embed import EmbedError
+    from memsift.model.caches import CachesError, prepare
     from memsift.paths import get_paths
 
     try:
         done = prepare(get_paths().cache_dir)
-    except (EmbedError, CrossError, OSError) as exc:
+    except CachesError as exc:
         click.echo(f"note: the models' caches could not be made ({exc}); the first prompt "
                    "makes them", err=True)
         return

@@ -129,15 +129,12 @@ def warm_stop() -> None:
 def warm_prepare() -> None:
     """Make the offline models' float32 caches now, as set-up does, so that the first prompt
     opens them instead of spending about a second making them."""
-    from memsift.model.caches import prepare
-    from memsift.model.cross import CrossError
-    from memsift.model.embed import EmbedError
+    from memsift.model.caches import CachesError, prepare
     from memsift.paths import get_paths
 
-    cache_dir = get_paths().cache_dir
     try:
-        done = prepare(cache_dir)
-    except (EmbedError, CrossError, OSError) as exc:
+        done = prepare(get_paths().cache_dir)
+    except CachesError as exc:
         raise click.ClickException(f"the models' caches could not be made: {exc}") from exc
     for model in done:
         state = f"made in {model.seconds:.2f} s" if model.built else "already made"
