@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsift.judge.corpus import CORPUS, KEEP_LABELS, KEEP_SESSIONS, REPO
+from memsift.judge.corpus import CORPUS, REPO, keep_labels_file, keep_roots, session_files
 
 RUN = 6  # words in a row: shorter runs are everyday phrases ("let me know if you")
 MIN_RUNS = 2  # shared runs that make a reworded copy (one alone is a common phrase)
@@ -44,6 +44,11 @@ class Overlap:
 
 def words(text: str) -> list[str]:
     return re.sub(r"[^a-z0-9]+", " ", text.lower()).split()
+
+
+def phrase(text: str) -> str:
+    """The text's words joined by single spaces: what two texts are compared by."""
+    return " ".join(words(text))
 
 
 def runs_of(text: str, size: int = RUN) -> set[str]:
@@ -75,10 +80,9 @@ def file_strings(path: Path) -> Iterator[str]:
 
 
 def training_files(corpus: Path = CORPUS) -> list[Path]:
-    files = sorted(corpus.glob("*/*.json")) + sorted((corpus.parent / KEEP_SESSIONS).glob("*/*.json"))
-    labels = corpus.parent / KEEP_LABELS
     data = [REPO / "memsift" / "data" / name for name in DATA_FILES]
-    return files + [p for p in [labels, *data] if p.is_file()]
+    others = [p for p in [keep_labels_file(corpus), *data] if p.is_file()]
+    return session_files(keep_roots(corpus)) + others
 
 
 def held_files(paths: Iterable[Path]) -> list[Path]:
@@ -93,7 +97,7 @@ def allowed_runs(path: Path = ALLOWED) -> list[str]:
     if not path.is_file():
         return []
     lines = path.read_text(encoding="utf-8").splitlines()
-    return [" ".join(words(line)) for line in lines if line.strip() and not line.startswith("#")]
+    return [phrase(line) for line in lines if line.strip() and not line.startswith("#")]
 
 
 def overlaps(training: Iterable[tuple[str, str]], held: Iterable[str],
@@ -103,19 +107,23 @@ def overlaps(training: Iterable[tuple[str, str]], held: Iterable[str],
     by_run: dict[str, str] = {}
     for text in held:
         if len(words(text)) >= MIN_EXACT:
-            whole.setdefault(" ".join(words(text)), text)
+            whole.setdefault(phrase(text), text)
         for run in runs_of(text):
             by_run.setdefault(run, text)
     found = []
     for source, text in training:
-        key = " ".join(words(text))
-        if key in whole:
-            found.append(Overlap(source, text, whole[key], ()))
+        if phrase(text) in whole:
+            found.append(Overlap(source, text, whole[phrase(text)], ()))
             continue
-        shared = sorted(r for r in runs_of(text) if r in by_run and not any(r in a for a in allowed))
+        shared = sorted(r for r in runs_of(text) if r in by_run and not _allowed(r, allowed))
         if len(shared) >= MIN_RUNS:
             found.append(Overlap(source, text, by_run[shared[0]], tuple(shared)))
     return found
+
+
+def _allowed(run: str, allowed: list[str]) -> bool:
+    """Whether an entry holds the run as whole words ("e of receiver" is not in "one of ...")."""
+    return any(f" {run} " in f" {entry} " for entry in allowed)
 
 
 def check(held_paths: Iterable[Path], corpus: Path = CORPUS,
