@@ -18,6 +18,7 @@ from memsift.fsutil import append_line
 
 AUDIT_VERSION = 1
 TAIL_CHUNK = 64 * 1024  # read the log backwards in blocks: `status` wants the last lines only
+JUDGED_SHOWN = 4  # the best-scored items of each source the line keeps, added or not
 
 
 @dataclass
@@ -40,6 +41,17 @@ class ItemRecord:
 
 
 @dataclass
+class JudgedRecord:
+    """One item the judge scored, added or not, and the bar it had to reach: what says why
+    a note that should have come did not."""
+
+    id: str
+    source: str  # notes | longterm
+    score: float
+    bar: float
+
+
+@dataclass
 class Decision:
     """Everything one prompt's cascade decided; one line of the audit log."""
 
@@ -53,6 +65,7 @@ class Decision:
     prompt_chars: int = 0
     steps: list[StepRecord] = field(default_factory=list)
     added: list[ItemRecord] = field(default_factory=list)
+    judged: list[JudgedRecord] = field(default_factory=list)  # the best few of each source
     chars: int = 0  # characters added to the prompt
     wait_ms: float = 0.0  # the whole prompt path, process start to result when known
     errors: list[str] = field(default_factory=list)
@@ -65,6 +78,12 @@ class Decision:
     def step(self, name: str, ms: float, result: str) -> None:
         self.steps.append(StepRecord(name, round(ms, 2), result))
 
+    def judged_items(self, source: str, scored, bar: float) -> None:
+        """Record the best JUDGED_SHOWN of one source's scored items (id, score) and its bar."""
+        best = sorted(scored, key=lambda i: -i.score)[:JUDGED_SHOWN]
+        self.judged.extend(JudgedRecord(str(i.id), source, float(i.score), float(bar))
+                           for i in best)
+
     def error(self, step: str, reason: str) -> None:
         self.errors.append(f"{step}: {reason}")
 
@@ -73,8 +92,10 @@ class Decision:
         data["kind_p"] = round(self.kind_p, 4)
         data["search_p"] = round(self.search_p, 4)
         data["wait_ms"] = round(self.wait_ms, 2)
-        for item in data["added"]:
+        for item in data["added"] + data["judged"]:
             item["score"] = round(item["score"], 4)
+        for item in data["judged"]:
+            item["bar"] = round(item["bar"], 4)
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -26,6 +26,24 @@ def test_each_decision_is_one_json_line_with_its_steps_and_items(tmp_path):
     assert data["chars"] == 120 and data["project"] == "/p"
 
 
+def test_the_line_keeps_the_best_judged_items_of_each_source_with_their_bar(tmp_path):
+    from types import SimpleNamespace as Scored
+
+    from memsift.audit import JUDGED_SHOWN
+
+    decision = _decision("/p")
+    notes = [Scored(id=f"n{k:02}", score=k / 10) for k in range(JUDGED_SHOWN + 3)]
+    decision.judged_items("notes", notes, 0.3212345)
+    decision.judged_items("longterm", [Scored(id="m01", score=0.123456)], 0.49)
+    path = tmp_path / "audit.jsonl"
+    write_decision(decision, path)
+    judged = json.loads(path.read_text())["judged"]
+    best = [f"n{k:02}" for k in range(JUDGED_SHOWN + 2, 2, -1)]
+    assert [j["id"] for j in judged if j["source"] == "notes"] == best
+    assert judged[-1] == {"id": "m01", "source": "longterm", "score": 0.1235, "bar": 0.49}
+    assert {j["bar"] for j in judged if j["source"] == "notes"} == {0.3212}
+
+
 def test_reader_returns_the_last_n_and_skips_corrupt_lines(tmp_path):
     path = tmp_path / "audit.jsonl"
     for index in range(30):

@@ -55,3 +55,25 @@ def test_the_demo_as_json_tells_the_truth_per_message(tmp_path, capsys, isolated
     assert summary["answered"] + summary["missed"] + summary["wrong"] == 5
     assert summary["answered"] == sum(r["verdict"] == "answered" for r in rows)
     assert summary["silent"] + summary["for_nothing"] == 3
+    for row in rows:  # every miss says where it was lost, nothing else does
+        missing = set(row["expect"]) - {i["id"] for i in row["items"]}
+        assert [w.split(":")[0] for w in row["why"]] == [e for e in row["expect"]
+                                                         if e in missing]
+
+
+def test_a_miss_says_where_it_was_lost():
+    from memsift.commands.demo_run import why_missed
+
+    gated = {"kind": "instruction", "search_p": 0.04,
+             "steps": [{"name": "kind", "result": "no-search"}]}
+    assert why_missed(gated, ["m03"], set()) == [
+        "m03: not searched, the message read as instruction (memory needed p 0.04)"]
+    judged = {"kind": "decision", "steps": [{"name": "kind", "result": "decision"}],
+              "judged": [{"id": "n01", "source": "notes", "score": 0.247, "bar": 0.32},
+                         {"id": "n02", "source": "notes", "score": 0.61, "bar": 0.32}]}
+    assert why_missed(judged, ["n01", "n02", "n09"], set()) == [
+        "n01: judged 0.25, below the bar 0.32",
+        ("n02: judged 0.61, above the bar 0.32, then dropped (named nobody the message "
+         "names, or given before)"),
+        "n09: not among the best candidates judged"]
+    assert why_missed(judged, ["n01"], {"n01"}) == []

@@ -98,7 +98,33 @@ def _row(message: str, added: str, wait: float, expect: list[str]) -> dict:
         verdict = "for nothing" if got else "silent"
     return {"message": message, "kind": decision.get("kind", "?"), "expect": list(expect),
             "items": items, "added": added, "chars": len(added), "wait_s": wait,
-            "verdict": verdict}
+            "verdict": verdict, "why": why_missed(decision, expect, got)}
+
+
+def why_missed(decision: dict, expect: list[str], got: set[str]) -> list[str]:
+    """Where each expected item that was not added was lost, from the audit line: the kind
+    step ruled out the search, the item was judged below its bar (with both numbers), it was
+    above the bar and a later filter dropped it, or it was not among the candidates judged."""
+    missing = [e for e in expect if e not in got]
+    if not missing:
+        return []
+    steps = {s.get("name"): s.get("result", "") for s in decision.get("steps", [])}
+    if steps.get("kind") == "no-search" or not decision.get("steps"):
+        return [f"{e}: not searched, the message read as {decision.get('kind', '?')} "
+                f"(memory needed p {float(decision.get('search_p', 0.0)):.2f})"
+                for e in missing]
+    judged = {j["id"]: j for j in decision.get("judged", [])}
+    out = []
+    for e in missing:
+        j = judged.get(e)
+        if j is None:
+            out.append(f"{e}: not among the best candidates judged")
+        elif j["score"] < j["bar"]:
+            out.append(f"{e}: judged {j['score']:.2f}, below the bar {j['bar']:.2f}")
+        else:
+            out.append(f"{e}: judged {j['score']:.2f}, above the bar {j['bar']:.2f}, "
+                       "then dropped (named nobody the message names, or given before)")
+    return out
 
 
 def _table(rows: list[dict]):
@@ -126,10 +152,11 @@ def _table(rows: list[dict]):
 def _added(row: dict) -> str:
     from rich.markup import escape
 
+    why = "".join(f"\n[yellow]{escape(w)}[/yellow]" for w in row.get("why", []))
     if not row["items"]:
-        return "[dim]nothing[/dim]"
+        return "[dim]nothing[/dim]" + why
     lines = [f"{i['source']} {escape(i['id'])} (score {i['score']:.2f})" for i in row["items"]]
-    return "\n".join(lines) + f"\n[dim]{row['chars']} characters[/dim]"
+    return "\n".join(lines) + f"\n[dim]{row['chars']} characters[/dim]" + why
 
 
 def _short(text: str) -> str:

@@ -288,6 +288,7 @@ class Cascade(EarlyWork, Collaborators, Selection, StepRunner):
         scored = self._notes_scored(deadline)
         kept = [i for i in scored if i.score >= threshold and self.about_named(i)]
         self._pending = f"{len(kept)} kept of {len(scored)}" if scored else "no notes"
+        self.decision.judged_items("notes", scored, threshold)
         return kept
 
     def about_named(self, item: Item) -> bool:
@@ -364,6 +365,7 @@ class Cascade(EarlyWork, Collaborators, Selection, StepRunner):
             scored = self.scored_passages(passages, deadline)
         kept = [i for i in scored if i.score >= threshold and self.about_named(i)]
         self._pending = f"{len(kept)} kept of {len(scored)}"
+        self.decision.judged_items("longterm", scored, threshold)
         return kept
 
     def scored_passages(self, passages, deadline: Deadline) -> list[Item]:
