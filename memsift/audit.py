@@ -155,6 +155,46 @@ def read_audit(n: int = 20, project: str | os.PathLike[str] | None = None,
         budget *= 4  # one project among many: read further back
 
 
+# Where an item that should have come was lost, from its prompt's line; the furthest stage
+# first (a turn reports the furthest any of its expected items reached).
+LOST_STAGES = ("dropped", "below_bar", "outranked", "not_searched")
+
+
+def where_lost(decision: dict[str, Any], expect: list[str],
+               got: set[str]) -> list[tuple[str, str, str]]:
+    """(id, stage, why) for each expected item not added: the kind step ruled out the search
+    ("not_searched"), the item was judged below its bar ("below_bar", with both numbers),
+    above it and dropped by a later filter ("dropped"), or it was not among the best
+    candidates the line keeps ("outranked": four better-scored, or not a candidate)."""
+    missing = [e for e in expect if e not in got]
+    steps = {s.get("name"): s.get("result", "") for s in decision.get("steps") or []}
+    if missing and (steps.get("kind") in ("no-search", "empty") or "notes" not in steps):
+        why = (f"not searched, the message read as {decision.get('kind') or '?'} "
+               f"(memory needed p {float(decision.get('search_p') or 0.0):.2f})")
+        return [(e, "not_searched", why) for e in missing]
+    judged = {str(j.get("id")): j for j in decision.get("judged") or []}
+    out = []
+    for e in missing:
+        j = judged.get(e)
+        if j is None:
+            stage, why = "outranked", ("not among the four best-scored of its source, "
+                                       "or not a candidate")
+        elif j["score"] < j["bar"]:
+            stage, why = "below_bar", f"judged {j['score']:.2f}, below the bar {j['bar']:.2f}"
+        else:
+            stage, why = "dropped", (f"judged {j['score']:.2f}, above the bar {j['bar']:.2f}, "
+                                     "then dropped (named nobody the message names, or given "
+                                     "before)")
+        out.append((e, stage, why))
+    return out
+
+
+def furthest_stage(lost: list[tuple[str, str, str]]) -> str:
+    """The stage the closest of a turn's expected items reached, "" when none was lost."""
+    stages = {stage for _, stage, _ in lost}
+    return next((s for s in LOST_STAGES if s in stages), "")
+
+
 SESSION_LOOKBACK_LINES = 2000  # of the log's tail: a long session's prompts, many projects
 
 

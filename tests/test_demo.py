@@ -68,12 +68,13 @@ def test_a_miss_says_where_it_was_lost():
              "steps": [{"name": "kind", "result": "no-search"}]}
     assert why_missed(gated, ["m03"], set()) == [
         "m03: not searched, the message read as instruction (memory needed p 0.04)"]
-    judged = {"kind": "decision", "steps": [{"name": "kind", "result": "decision"}],
+    judged = {"kind": "decision", "steps": [{"name": "kind", "result": "decision"},
+                                            {"name": "notes", "result": "0 kept of 5"}],
               "judged": [{"id": "n01", "source": "notes", "score": 0.247, "bar": 0.32},
                          {"id": "n02", "source": "notes", "score": 0.61, "bar": 0.32}]}
     assert why_missed(judged, ["n01", "n02", "n09"], set()) == [
         "n01: judged 0.25, below the bar 0.32",
         ("n02: judged 0.61, above the bar 0.32, then dropped (named nobody the message "
          "names, or given before)"),
-        "n09: not among the best candidates judged"]
+        ("n09: not among the four best-scored of its source, or not a candidate")]
     assert why_missed(judged, ["n01"], {"n01"}) == []

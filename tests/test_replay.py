@@ -33,13 +33,16 @@ def test_scores_follow_the_format():
     score = ConversationScore("f", "memsift", [
         TurnResult(1, "reaction", [], [], 0, 0.1),
         TurnResult(2, "past_choice", ["n01"], ["n01", "m09"], 300, 0.3),
-        TurnResult(3, "resume", ["n02"], [], 0, 0.2),
+        TurnResult(3, "resume", ["n02"], [], 0, 0.2, lost="below_bar"),
         TurnResult(4, "action", [], ["m01"], 120, 0.2),
+        TurnResult(5, "resume", ["n03"], [], 0, 0.2),
     ]).summary()
     assert score["added"] == 2 and score["characters"] == 420
-    assert (score["reminders_found"], score["expect_some"]) == (1, 2)
+    assert (score["reminders_found"], score["expect_some"]) == (1, 3)
     assert (score["added_for_nothing"], score["expect_empty"]) == (1, 2)
     assert score["wrong_items"] == 2
+    assert score["lost"] == {"dropped": 0, "below_bar": 1, "outranked": 0, "not_searched": 0,
+                             "unknown": 1}
     assert score["wait_p95_s"] == 0.3 and percentile([], 95) == 0.0
 
 
@@ -54,6 +57,9 @@ def test_a_tiny_conversation_replays_through_the_real_hook_beside_the_baseline(c
     assert theirs["added_for_nothing"] == 1  # the plugin searches every message of 5+ chars
     assert theirs["characters"] > ours["characters"]
     assert ours["wait_mean_s"] > 0 and "not reproduced" in report["note"]
+    # every missed reminder says where its prompt's audit line lost it; the baseline judges none
+    assert sum(ours["lost"].values()) == ours["expect_some"] - ours["reminders_found"]
+    assert ours["lost"]["unknown"] == 0 and theirs["lost"] == {}
 
 
 def test_a_retrieval_file_reports_evidence_and_silence():

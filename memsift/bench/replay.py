@@ -31,6 +31,7 @@ from pathlib import Path
 
 from memsift.bench import environ
 from memsift.bench.scoring import items_added
+from memsift.paths import get_paths
 
 HOOK_TIMEOUT_S = 30.0  # a hung hook is a failed turn, not a hung benchmark
 BASELINE_MIN_CHARS = 5  # the official plugin skips shorter messages
@@ -46,6 +47,7 @@ class TurnResult:
     added: list[str]  # ids counted as added (the 60% rule)
     chars: int
     wait_s: float
+    lost: str = ""  # where the answer was lost (memsift.audit.LOST_STAGES), when it was
 
     @property
     def found(self) -> bool:
@@ -73,7 +75,20 @@ class ConversationScore:
             "reminders_found": sum(1 for t in expected if t.found),
             "expect_some": len(expected),
             "wrong_items": sum(len(set(t.added) - set(t.expect)) for t in self.turns),
+            "lost": lost_counts(self.turns) if self.mode != "baseline" else {},
         }
+
+
+def lost_counts(turns: list[TurnResult]) -> dict[str, int]:
+    """The turns whose answer was not added, by where it was lost (their prompts' audit
+    lines; "unknown" when a hook wrote none)."""
+    from memsift.audit import LOST_STAGES
+
+    counts = dict.fromkeys((*LOST_STAGES, "unknown"), 0)
+    for turn in turns:
+        if turn.expect and not turn.found:
+            counts[turn.lost or "unknown"] += 1
+    return counts
 
 
 def percentile(sorted_values: list[float], pct: float) -> float:
@@ -219,13 +234,38 @@ def _replay_hook(data, project, workdir, env, progress) -> ConversationScore:
     catalogue = _catalogue(data)
     transcript = Transcript(workdir / "transcript.jsonl", project)
     score = ConversationScore(data.get("name", "?"), "memsift")
+    audit = get_paths().audit_file
     for index, turn in enumerate(data["turns"], start=1):
         transcript.user(turn["user"])
+        before = _size(audit)
         added, wait = run_hook(turn["user"], transcript, index, env)
         transcript.assistant(turn.get("assistant", ""))
-        score.turns.append(_turn_result(index, turn, added, wait, catalogue))
+        result = _turn_result(index, turn, added, wait, catalogue)
+        result.lost = _lost(result, audit, before)
+        score.turns.append(result)
         _advance(progress)
     return score
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _lost(result: TurnResult, audit: Path, before: int) -> str:
+    """Where this turn's answer was lost, from the line its hook wrote ("" when found, or
+    when the hook wrote no line: a crash or a timeout)."""
+    from memsift.audit import furthest_stage, read_audit, where_lost
+
+    if not result.expect or result.found or _size(audit) <= before:
+        return ""
+    last = read_audit(1, path=audit)
+    if not last:
+        return ""
+    got = {str(i.get("id")) for i in last[0].get("added") or []}
+    return furthest_stage(where_lost(last[0], result.expect, got))
 
 
 def _replay_baseline(data, settings, project, progress) -> ConversationScore:

@@ -42,6 +42,8 @@ def print_report(report: dict, as_json: bool) -> None:
     console = Console()
     if report["conversations"]:
         console.print(_conversation_table(report))
+    if _lost_line(report):
+        console.print(f"[dim]{_lost_line(report)}[/dim]")
     if report.get("note"):
         console.print(f"[dim]{report['note']}[/dim]")
     if report["retrieval"]:
@@ -62,6 +64,22 @@ def _conversation_table(report: dict) -> Table:
                       f"{r['added_for_nothing']}/{r['expect_empty']}",
                       f"{r['reminders_found']}/{r['expect_some']}", str(r["wrong_items"]))
     return table
+
+
+def _lost_line(report: dict) -> str:
+    """Per file, where the reminders it missed were lost (from the hook's audit lines)."""
+    parts = [f"{r['file']}: {_lost(r['lost'])}" for r in report["conversations"]
+             if r.get("lost") and any(r["lost"].values())]
+    return "where the missed reminders were lost: " + "; ".join(parts) if parts else ""
+
+
+LOST_NAMES = {"not_searched": "not searched", "below_bar": "below the bar",
+              "dropped": "dropped", "outranked": "outranked", "unknown": "no audit line"}
+
+
+def _lost(counts: dict) -> str:
+    """Where the missed reminders were lost, the stages that lost any."""
+    return ", ".join(f"{LOST_NAMES.get(k, k)} {v}" for k, v in counts.items() if v) or "-"
 
 
 def _retrieval_table(rows: list[dict]) -> Table:

@@ -102,29 +102,10 @@ def _row(message: str, added: str, wait: float, expect: list[str]) -> dict:
 
 
 def why_missed(decision: dict, expect: list[str], got: set[str]) -> list[str]:
-    """Where each expected item that was not added was lost, from the audit line: the kind
-    step ruled out the search, the item was judged below its bar (with both numbers), it was
-    above the bar and a later filter dropped it, or it was not among the candidates judged."""
-    missing = [e for e in expect if e not in got]
-    if not missing:
-        return []
-    steps = {s.get("name"): s.get("result", "") for s in decision.get("steps", [])}
-    if steps.get("kind") == "no-search" or not decision.get("steps"):
-        return [f"{e}: not searched, the message read as {decision.get('kind', '?')} "
-                f"(memory needed p {float(decision.get('search_p', 0.0)):.2f})"
-                for e in missing]
-    judged = {j["id"]: j for j in decision.get("judged", [])}
-    out = []
-    for e in missing:
-        j = judged.get(e)
-        if j is None:
-            out.append(f"{e}: not among the best candidates judged")
-        elif j["score"] < j["bar"]:
-            out.append(f"{e}: judged {j['score']:.2f}, below the bar {j['bar']:.2f}")
-        else:
-            out.append(f"{e}: judged {j['score']:.2f}, above the bar {j['bar']:.2f}, "
-                       "then dropped (named nobody the message names, or given before)")
-    return out
+    """Where each expected item that was not added was lost (memsift.audit.where_lost)."""
+    from memsift.audit import where_lost
+
+    return [f"{item}: {why}" for item, _, why in where_lost(decision, expect, got)]
 
 
 def _table(rows: list[dict]):
