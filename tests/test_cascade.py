@@ -280,3 +280,29 @@ def test_a_sure_note_answer_drops_the_passages_judged_beside_it(project):
     assert _steps(decision)["worth"] == "skipped: notes answered"
     assert "n03" in context and "m08" not in context
     assert [a["id"] for a in decision["added"]] == ["n03"]
+
+
+class EvenJudge(WordJudge):
+    """Scores every item 0.6 at a threshold of 0.5, its kind read into its scores; with or
+    without a passage share of its own."""
+
+    scores_read_the_kind = True
+
+    def __init__(self, share=None) -> None:
+        super().__init__()
+        self.share = share
+
+    def score(self, message, items, deadline=None):
+        return [0.6] * len(items)
+
+    def passage_share(self):
+        return self.share
+
+
+def test_a_passage_needs_the_judges_own_share_above_its_threshold_and_the_line_says_so(project):
+    _, default = _run(project, ASK_PASSAGE, EvenJudge())
+    _, stated = _run(project, ASK_PASSAGE, EvenJudge(share=0.0))  # n03: given before now
+    assert {a["id"] for a in default["added"]} == {"n03"}  # m07's 0.6 under 0.5 + 0.5 * 0.25
+    assert {a["id"] for a in stated["added"]} == {"m07"}
+    bars = {(j["id"], j["bar"]) for j in default["judged"]}
+    assert bars == {("n03", 0.5), ("m07", 0.625)}

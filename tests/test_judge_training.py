@@ -71,3 +71,22 @@ def test_the_trainer_reads_each_group_relative_to_its_own_best_as_the_hook_does(
     assert np.allclose(rel_a[[0, 2]], notes_a) and np.allclose(rel_b[[0, 2]], notes_b)
     assert rel_a[1] == 0 and rel_b[1] == 0  # the only passage is its group's best
     assert rel_a[0] < 0 and rel_b[0] == 0  # n1 trails n2 on the first head, leads on the second
+
+
+def test_the_passage_share_is_chosen_with_the_threshold_on_what_it_finds():
+    from memsift.training.thresholds import choose_policy
+
+    items = ITEMS + [Item("m1", "Exports go to the archive bucket.", "longterm")]
+    turns = [Turn(session="s", project="p", split="train", index=n, user=f"m {n}", assistant="",
+                  kind="decision", expect=frozenset(expect), near=frozenset(), keep=None,
+                  fact="", restates=frozenset(), items=items)
+             for n, expect in enumerate(({"m1"}, set()))]
+    # the passage answers at 0.55; a note scored 0.25 answers a turn that needs nothing, so
+    # the threshold must pass 0.25, and at 0.26 a passage needs 0.556 with a share of 0.4
+    where = [(0, "m1"), (0, "n1"), (1, "n1")]
+    scores = np.asarray([0.55, 0.1, 0.25])
+    search_p = np.asarray([1.0, 1.0])
+    assert choose_policy(turns, scores, where, search_p, shares=(0.4,)) == (0.26, 0.4)
+    assert decide(turns, scores, where, search_p, 0.26, passage_share=0.4)["found"] == 0
+    # 0.25, 0.1 and 0 all find it: the strictest of them is chosen
+    assert choose_policy(turns, scores, where, search_p) == (0.26, 0.25)

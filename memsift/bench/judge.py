@@ -121,7 +121,8 @@ def corpus_report(heads_file: Path | None = None) -> dict:
             scores += got
             where += [(n, turn.items[k].id) for k in picked]
     search_p = np.asarray([needs_search(p) for p in kinds])
-    counts = decide(turns, np.asarray(scores), where, search_p, judge.threshold())
+    counts = decide(turns, np.asarray(scores), where, search_p, judge.threshold(),
+                    passage_share=judge.passage_share())
     return {"corpus_turns": len(turns), "corpus_kind_accuracy": right / len(turns),
             "corpus_search_accuracy": search_right / len(turns),
             "corpus_item_auc_near": auc_against_near(turns, np.asarray(scores), where),

@@ -247,6 +247,13 @@ class LocalJudge:
             return float(heads["item_threshold"])
         return float(heads.get("score_threshold", SCORE_THRESHOLD))
 
+    def passage_share(self) -> float | None:
+        """The share of the headroom above the threshold a long-term passage needs on top
+        (memsift.prompt.policy.above), chosen with the threshold on data; None for heads
+        trained before it was (the cascade's PASSAGE_EXTRA_SHARE then)."""
+        heads = _heads(self.heads_file)
+        return float(heads["item_passage_share"]) if "item_passage_share" in heads else None
+
     def embed_message(self, message: str) -> np.ndarray:
         """The message's vector (cached per process), for use with score_vectors()."""
         return self._vector(message)

@@ -179,6 +179,14 @@ class Cascade(EarlyWork, Collaborators, Selection, StepRunner):
         threshold = getattr(self.judge, "threshold", KEEP_SCORE)
         return float(threshold() if callable(threshold) else threshold)
 
+    @property
+    def passage_share(self) -> float:
+        """How much higher than a note a passage must score: the judge's own share when it
+        chose one with its threshold, else PASSAGE_EXTRA_SHARE."""
+        share = getattr(self.judge, "passage_share", None)
+        share = share() if callable(share) else share
+        return PASSAGE_EXTRA_SHARE if share is None else float(share)
+
     def kind_step(self, plan: Plan) -> None:
         if not self.event.prompt.strip():
             self._record("kind", 0.0, "empty")
@@ -276,7 +284,7 @@ class Cascade(EarlyWork, Collaborators, Selection, StepRunner):
             passages = self._timed("longterm", budget, self._search)
         if not passages:
             return
-        threshold = above(self._threshold(plan), PASSAGE_EXTRA_SHARE)
+        threshold = above(self._threshold(plan), self.passage_share)
         items = self._timed("passages", PASSAGES_S,
                             lambda d: self._judge_passages(passages, d, threshold, early))
         if items:

@@ -54,7 +54,7 @@ from memsift.training.stack import (
     stacked,
     top_rows,
 )
-from memsift.training.thresholds import auc_against_near, choose_threshold, decide
+from memsift.training.thresholds import auc_against_near, choose_policy, choose_threshold, decide
 
 HEADS_FILE = PACKAGE_DATA / "judge_local.npz"
 PROVENANCE_FILE = PACKAGE_DATA / "judge_local.json"
@@ -294,16 +294,22 @@ def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
     if need["val"] is not None:
         extra["kind_encoder_sha256"] = np.asarray(
             hashlib.sha256(kind_file.read_bytes()).hexdigest())
-    threshold = choose_threshold(tune, *scored["tune"], search_mass(gate["tune"]))
-    report = evaluate(val, gate["val"], *scored["val"], threshold)
+    threshold, share = choose_policy(tune, *scored["tune"], search_mass(gate["tune"]))
+    report = evaluate(val, gate["val"], *scored["val"], threshold, passage_share=share)
+    # The policy before the share was chosen: PASSAGE_EXTRA_SHARE, its own lowest threshold.
+    fixed = choose_threshold(tune, *scored["tune"], search_mass(gate["tune"]))
+    at_fixed = decide(val, *scored["val"], search_mass(gate["val"]), fixed)
+    report["fixed_passage_share"] = {"threshold": fixed, "found": at_fixed["found"],
+                                     "for_nothing": at_fixed["for_nothing"]}
     # The worth gate the cascade skips for these heads (LocalJudge.worth_gates_search):
     gated = decide(val, *scored["val"], search_mass(gate["val"]), threshold,
-                   worth_of(val, vectors))
-    report.update(threshold=threshold, with_worth_gate={k: gated[k] for k in
+                   worth_of(val, vectors), share)
+    report.update(threshold=threshold, passage_share=share, with_worth_gate={k: gated[k] for k in
                                                         ("found", "for_nothing")},
                   seconds=round(time.time() - started))
     heads = dict(np.load(HEADS_FILE))  # the other heads stay as train_kinds.py wrote them
     heads.update({"kindc_w": kind_w, "kindc_b": kind_b, "item_threshold": np.float32(threshold),
+                  "item_passage_share": np.float32(share),
                   **{f"item_{k}": v for k, v in item.items()}, **extra})
     for key in ("stack_w", "stack_b", "cross_top", "stack_relative", "cross_sha256",
                 "kind_encoder_sha256"):
@@ -344,11 +350,12 @@ def worth_of(turns: Sequence[Turn], vectors: Vectors) -> np.ndarray:
     return softmax(x @ heads["worth_w"] + heads["worth_b"])[:, 1]
 
 
-def evaluate(val, kind_probs, scores, where, threshold: float, worth=None) -> dict:
+def evaluate(val, kind_probs, scores, where, threshold: float, worth=None,
+             passage_share: float | None = None) -> dict:
     truth = np.asarray([KINDS.index(t.kind) for t in val])
     search_p = search_mass(kind_probs)
     needs = np.asarray([t.kind in SEARCH_KINDS for t in val])
-    counts = decide(val, scores, where, search_p, threshold, worth)
+    counts = decide(val, scores, where, search_p, threshold, worth, passage_share)
     return {
         "kind_accuracy": round(float((kind_probs.argmax(axis=1) == truth).mean()), 3),
         "search_accuracy": round(float(((search_p >= SEARCH_GATE) == needs).mean()), 3),

@@ -13,14 +13,18 @@ import numpy as np
 from memsift.judge.corpus import Turn
 
 MAX_FOR_NOTHING = 0.06  # the threshold keeps additions for nothing under this on the tune set
+# The passages' extra bar the trainer chooses among, with the threshold, on the tune projects
+# (memsift.prompt.policy.PASSAGE_EXTRA_SHARE is what a judge that states none gets).
+PASSAGE_SHARES = (0.0, 0.1, 0.25, 0.4)
 
 
 def decide(turns: Sequence[Turn], scores: np.ndarray, where: list[tuple[int, str]],
-           search_p: np.ndarray, keep: float, worth: np.ndarray | None = None
-           ) -> dict[str, int]:
+           search_p: np.ndarray, keep: float, worth: np.ndarray | None = None,
+           passage_share: float | None = None) -> dict[str, int]:
     """The cascade's policy (prompt/policy.py) on judged candidates: no search below
     SEARCH_P_MIN; notes kept at the judge's threshold (these heads read the kind already), the long-term search skipped when a note
-    answers well above it or the subject is not worth keeping; passages kept a share higher;
+    answers well above it or the subject is not worth keeping; passages kept a share higher
+    (`passage_share`, else PASSAGE_EXTRA_SHARE);
     the best item and a near one added. The conversation filter is left out (the corpus marks
     answers the session already gave as expect []). Counts as the replay bench does, and where
     the needs that got nothing were lost: the search gate, the answer not among the judged
@@ -33,6 +37,8 @@ def decide(turns: Sequence[Turn], scores: np.ndarray, where: list[tuple[int, str
         above,
     )
     from memsift.prompt.selection import MAX_ITEMS, NEAR_BEST_SHARE
+
+    share = PASSAGE_EXTRA_SHARE if passage_share is None else passage_share
 
     groups: dict[int, dict[str, list[tuple[float, str]]]] = {}
     for score, (n, item_id) in zip(scores, where):
@@ -50,7 +56,7 @@ def decide(turns: Sequence[Turn], scores: np.ndarray, where: list[tuple[int, str
         kept = [(s, i) for s, i in found.get("notes", []) if s >= threshold]
         answered = kept and max(kept)[0] >= above(keep, NOTES_ANSWERED_SHARE)
         if not answered and (worth is None or worth[n] >= WORTH_MIN):
-            bar = above(threshold, PASSAGE_EXTRA_SHARE)
+            bar = above(threshold, share)
             kept += [(s, i) for s, i in found.get("longterm", []) if s >= bar]
         if not kept:
             if turn.expect:
@@ -79,13 +85,29 @@ def group_of(turns: Sequence[Turn], n: int, item_id: str) -> tuple[int, str]:
     return n, "notes" if item_id in notes_of(turns[n]) else "longterm"
 
 
-def choose_threshold(turns, scores, where, search_p, worth=None) -> float:
+def choose_threshold(turns, scores, where, search_p, worth=None,
+                     passage_share: float | None = None) -> float:
     """The lowest threshold whose additions for nothing stay under MAX_FOR_NOTHING (tune)."""
     for threshold in np.round(np.arange(0.05, 0.99, 0.01), 2):
-        counts = decide(turns, scores, where, search_p, float(threshold), worth)
+        counts = decide(turns, scores, where, search_p, float(threshold), worth, passage_share)
         if counts["for_nothing"] <= MAX_FOR_NOTHING * max(1, counts["nothing"]):
             return float(threshold)
     return 0.99
+
+
+def choose_policy(turns, scores, where, search_p, worth=None,
+                  shares: Sequence[float] = PASSAGE_SHARES) -> tuple[float, float]:
+    """(threshold, passage share): for each share its lowest threshold under MAX_FOR_NOTHING,
+    and of those the pair that finds the most on the tune projects (the higher share on a
+    tie: the stricter bar for the same reminders)."""
+    best: tuple[int, float, float] | None = None
+    for share in sorted(shares, reverse=True):
+        threshold = choose_threshold(turns, scores, where, search_p, worth, share)
+        found = decide(turns, scores, where, search_p, threshold, worth, share)["found"]
+        if best is None or found > best[0]:
+            best = (found, threshold, share)
+    assert best is not None, "no passage share to choose from"
+    return best[1], best[2]
 
 
 def auc_against_near(turns, scores, where) -> float:
