@@ -54,7 +54,13 @@ from memsift.training.stack import (
     stacked,
     top_rows,
 )
-from memsift.training.thresholds import auc_against_near, choose_policy, choose_threshold, decide
+from memsift.training.thresholds import (
+    PASSAGE_SHARES,
+    auc_against_near,
+    choose_policy,
+    choose_threshold,
+    decide,
+)
 
 HEADS_FILE = PACKAGE_DATA / "judge_local.npz"
 PROVENANCE_FILE = PACKAGE_DATA / "judge_local.json"
@@ -296,11 +302,7 @@ def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
             hashlib.sha256(kind_file.read_bytes()).hexdigest())
     threshold, share = choose_policy(tune, *scored["tune"], search_mass(gate["tune"]))
     report = evaluate(val, gate["val"], *scored["val"], threshold, passage_share=share)
-    # The policy before the share was chosen: PASSAGE_EXTRA_SHARE, its own lowest threshold.
-    fixed = choose_threshold(tune, *scored["tune"], search_mass(gate["tune"]))
-    at_fixed = decide(val, *scored["val"], search_mass(gate["val"]), fixed)
-    report["fixed_passage_share"] = {"threshold": fixed, "found": at_fixed["found"],
-                                     "for_nothing": at_fixed["for_nothing"]}
+    report["passage_shares"] = share_table(tune, val, scored, gate)
     # The worth gate the cascade skips for these heads (LocalJudge.worth_gates_search):
     gated = decide(val, *scored["val"], search_mass(gate["val"]), threshold,
                    worth_of(val, vectors), share)
@@ -348,6 +350,24 @@ def worth_of(turns: Sequence[Turn], vectors: Vectors) -> np.ndarray:
     x = np.vstack([np.concatenate([vectors.one(t.user) * EMBED_SCALE, worth_features(t.user)])
                    for t in turns])
     return softmax(x @ heads["worth_w"] + heads["worth_b"])[:, 1]
+
+
+def share_table(tune, val, scored, gate) -> dict[str, dict]:
+    """Per passage share the trainer chooses among: its lowest threshold on the tune projects,
+    what it finds there, and what it finds and adds for nothing on validation (reported, never
+    chosen on)."""
+    table = {}
+    for share in PASSAGE_SHARES:
+        threshold = choose_threshold(tune, *scored["tune"], search_mass(gate["tune"]),
+                                     passage_share=share)
+        on_tune = decide(tune, *scored["tune"], search_mass(gate["tune"]), threshold,
+                         passage_share=share)
+        on_val = decide(val, *scored["val"], search_mass(gate["val"]), threshold,
+                        passage_share=share)
+        table[str(share)] = {"threshold": threshold, "tune_found": on_tune["found"],
+                             "val_found": on_val["found"],
+                             "val_for_nothing": on_val["for_nothing"]}
+    return table
 
 
 def evaluate(val, kind_probs, scores, where, threshold: float, worth=None,
