@@ -1,5 +1,5 @@
 """Validate the labelled corpus: python corpus/check.py [FILE...] (by default every session of
-sessions/ and keep-sessions/, and keep-labels.jsonl)."""
+sessions/ and keep-sessions/, keep-labels.jsonl and cross-pairs/)."""
 
 import collections
 import json
@@ -18,6 +18,42 @@ MAX_FACT = 300
 ROOT = Path(__file__).resolve().parent / "sessions"
 KEEP_LABELS = ROOT.parent / "keep-labels.jsonl"
 KEEP_ONLY = ROOT.parent / "keep-sessions"  # sessions only the keep decision trains on
+CROSS_PAIRS = ROOT.parent / "cross-pairs"  # groups only the cross-encoder trains on
+PAIR_KEYS = {"project", "message", "reply_before", "answer", "near"}
+
+
+def check_cross_pairs(paths: list[Path], val_projects: set[str]) -> tuple[list[str], int]:
+    """The cross-encoder's extra groups: the five keys, one to three near misses unlike the
+    answer, each project once and none of the validation split's. Returns errors and groups."""
+    errors, seen, groups = [], {}, 0
+    for path in paths:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            where = f"{path.name} line {number}"
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                errors.append(f"{where}: unreadable: {exc}")
+                continue
+            if not isinstance(row, dict) or set(row) != PAIR_KEYS:
+                errors.append(f"{where}: the keys must be {sorted(PAIR_KEYS)}")
+                continue
+            texts = [row["message"], row["answer"], *row["near"]] \
+                if isinstance(row["near"], list) else []
+            if not 1 <= len(row["near"] or []) <= 3 or not all(
+                    isinstance(t, str) and t.strip() for t in texts):
+                errors.append(f"{where}: a message, an answer and one to three near misses")
+                continue
+            if row["answer"] in row["near"]:
+                errors.append(f"{where}: the answer is also a near miss")
+            if row["project"] in seen:
+                errors.append(f"{where}: project {row['project']} is also {seen[row['project']]}")
+            if row["project"] in val_projects:
+                errors.append(f"{where}: project {row['project']} is a validation project")
+            seen[row["project"]] = where
+            groups += 1
+    return errors, groups
 
 
 def check_keep_labels(path: Path, root: Path) -> tuple[list[str], int]:
@@ -148,6 +184,14 @@ def main(argv: list[str]) -> int:
             print(error)
         failed += len(label_errors)
         totals["kept_by_rule"] = 0 if label_errors else kept_turns
+    if not argv:
+        val_projects = {name for name, splits in splits_by_project.items() if "val" in splits}
+        pair_errors, groups = check_cross_pairs(sorted(CROSS_PAIRS.glob("*.jsonl")),
+                                                val_projects)
+        for error in pair_errors:
+            print(error)
+        failed += len(pair_errors)
+        totals["cross_pairs"] = groups
     for name, splits in splits_by_project.items():
         if len(splits) > 1:
             print(f"project {name} is in both splits")

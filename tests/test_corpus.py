@@ -119,3 +119,41 @@ def test_the_validator_checks_the_keep_labels_file(tmp_path):
     assert any("turn 1 needs a one-line fact" in e for e in errors)
     assert any("no session cli/q" in e for e in errors)
     assert len(errors) == 4
+
+
+def test_the_validator_checks_the_cross_pairs(tmp_path):
+    spec = importlib.util.spec_from_file_location("corpus_check", CHECK)
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    good = {"project": "ferrow-cli", "message": "why typer and not click?", "reply_before": "",
+            "answer": "CLI: Typer, so help text comes from the type hints.",
+            "near": ["Typer's completion is installed with --install-completion."]}
+    pairs = tmp_path / "a.jsonl"
+    pairs.write_text("\n".join(json.dumps(row) for row in (
+        good,
+        {**good, "project": "other", "near": [good["answer"]]},
+        {**good, "project": "held", "near": []},
+        {**good, "project": "val-one"},
+        {k: v for k, v in good.items() if k != "reply_before"} | {"project": "x"},
+    )) + "\n" + json.dumps(good) + "\nnot json\n")
+    errors, groups = check.check_cross_pairs([pairs], {"val-one"})
+    assert groups == 4  # the good one, its repeat, the near-is-answer and the validation one
+    assert any("also a near miss" in e for e in errors)
+    assert any("one to three near misses" in e for e in errors)
+    assert any("is a validation project" in e for e in errors)
+    assert any("the keys must be" in e for e in errors)
+    assert any("ferrow-cli is also" in e for e in errors)
+    assert any("unreadable" in e for e in errors)
+    assert len(errors) == 6
+
+
+def test_the_cross_pairs_are_training_groups_the_cross_encoder_reads():
+    from memsift.judge.corpus import read_cross_pairs
+    from memsift.training.cross import pair_examples
+
+    groups = read_cross_pairs()
+    rows = pair_examples(groups)
+    assert len(rows) == sum(1 + len(g["near"]) for g in groups)
+    assert sum(label for _, _, label in rows) == len(groups)
+    val = {t.project for t in read_corpus() if t.split == "val"}
+    assert not val & {g["project"] for g in groups}

@@ -18,6 +18,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "corpus" / "sessions"
 KEEP_SESSIONS = "keep-sessions"  # beside a sessions folder: sessions only the keep decision trains on
+CROSS_PAIRS = "cross-pairs"  # beside a sessions folder: (message, answer, near misses) groups only
+#                              the cross-encoder trains on
 OWN_SESSIONS = REPO / "bench" / "sessions"  # labelled like the corpus, without keep labels
 KEEP_LABELS = "keep-labels.jsonl"  # beside a sessions folder: the keep labels of one rule, one pass
 CONTEXT_TURNS = 2  # the turns before a message the judge reads with it
@@ -87,6 +89,31 @@ def keep_roots(root: Path) -> tuple[Path, ...]:
     those, so adding one leaves their corpus hash alone)."""
     extra = Path(root).parent / KEEP_SESSIONS
     return (Path(root), extra) if extra.is_dir() else (Path(root),)
+
+
+def cross_pair_files(root: Path = CORPUS) -> list[Path]:
+    """The cross-encoder's extra groups beside the sessions at `root` (none when absent)."""
+    return sorted((Path(root).parent / CROSS_PAIRS).glob("*.jsonl"))
+
+
+def read_cross_pairs(root: Path = CORPUS) -> list[dict]:
+    """Each group: {"project", "message", "reply_before", "answer", "near": [...]}; the answer
+    answers the message read after reply_before, no near item does. Training data only: the
+    projects are their own and never in the validation split."""
+    rows = []
+    for path in cross_pair_files(root):
+        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+                 if line.strip()]
+    return rows
+
+
+def cross_pairs_hash(root: Path = CORPUS) -> str:
+    """sha256 over the cross-pair files' paths and bytes."""
+    digest = hashlib.sha256()
+    for path in cross_pair_files(root):
+        digest.update(str(path.relative_to(REPO)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def keep_labels_file(root: Path) -> Path:

@@ -7,7 +7,8 @@ the embedding model ships), keeps its word embeddings frozen, and trains the lay
 binary cross-entropy on the mean of the last layer: for every train turn (the projects training/judge.py holds apart to tune
 its thresholds and the stacking excluded), the candidates the cascade would judge (the
 nearest notes and passages), the items that answer it (1) and the same-subject items that do
-not (0). Writes int8 layers (memsift.model.cross.quantize), and their provenance beside them
+not (0); and the groups of corpus/cross-pairs/ (a message, the note that answers it, its
+near misses), patterns the sessions hold too few of. Writes int8 layers (memsift.model.cross.quantize), and their provenance beside them
 in cross_encoder.json.
 """
 
@@ -22,7 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from memsift.judge.corpus import CORPUS, Turn, corpus_hash, read_corpus
+from memsift.judge.corpus import (
+    CORPUS,
+    Turn,
+    corpus_hash,
+    cross_pairs_hash,
+    read_corpus,
+    read_cross_pairs,
+)
 from memsift.model.cross import CROSS_FILE, pair_ids, quantize, read_weights
 from memsift.model.embed import DIM, HEADS, LN_EPS, get_model
 
@@ -58,6 +66,20 @@ def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
         for item in picked.values():
             ids, types = pair_ids(turn.user, context, item.text)
             out.append((ids, types, 1.0 if item.id in turn.expect else 0.0))
+    return out
+
+
+def pair_examples(groups: list[dict]) -> list[tuple[list[int], list[int], float]]:
+    """corpus/cross-pairs: each group's answer (1) and near misses (0), read after the reply
+    before the message as the sessions' items are."""
+    out = []
+    for group in groups:
+        context = group.get("reply_before", "")
+        ids, types = pair_ids(group["message"], context, group["answer"])
+        out.append((ids, types, 1.0))
+        for near in group["near"]:
+            ids, types = pair_ids(group["message"], context, near)
+            out.append((ids, types, 0.0))
     return out
 
 
@@ -143,9 +165,11 @@ def train(steps: int = STEPS, out: Path = CROSS_FILE, layers: int = LAYERS,
           corpus_root: Path = CORPUS) -> dict:
     started = time.time()
     rows = examples(fit_turns(corpus_root))
-    fit(rows, steps, out, layers=layers)
+    extra = pair_examples(read_cross_pairs(corpus_root))
+    fit(rows + extra, steps, out, layers=layers)
     return write_record(out, command("memsift.training.cross", steps, layers), corpus_root,
-                        steps, started, pairs=len(rows))
+                        steps, started, pairs=len(rows), cross_pairs=len(extra),
+                        cross_pairs_sha256=cross_pairs_hash(corpus_root))
 
 
 def command(module: str, steps: int, layers: int) -> str:
@@ -162,7 +186,7 @@ def fit_turns(corpus_root: Path) -> list[Turn]:
 
 
 def write_record(out: Path, command: str, corpus_root: Path, steps: int, started: float,
-                 **counts: int) -> dict:
+                 **counts: int | str) -> dict:
     """The weights' provenance, beside them: command, date, the corpus's and the weights'
     sha256, the layers and steps, what was trained on and how long it took."""
     record = {"command": command, "date": datetime.now(UTC).isoformat(timespec="seconds"),
