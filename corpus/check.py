@@ -1,5 +1,5 @@
 """Validate the labelled corpus: python corpus/check.py [FILE...] (by default every session of
-sessions/ and keep-sessions/, keep-labels.jsonl and cross-pairs/)."""
+sessions/ and keep-sessions/, keep-labels.jsonl, cross-pairs/ and next/cross-pairs/)."""
 
 import collections
 import json
@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent / "sessions"
 KEEP_LABELS = ROOT.parent / "keep-labels.jsonl"
 KEEP_ONLY = ROOT.parent / "keep-sessions"  # sessions only the keep decision trains on
 CROSS_PAIRS = ROOT.parent / "cross-pairs"  # groups only the cross-encoder trains on
+STAGED_PAIRS = ROOT.parent / "next" / "cross-pairs"  # written, not trained on yet
 PAIR_KEYS = {"project", "message", "reply_before", "answer", "near"}
 
 
@@ -186,8 +187,9 @@ def main(argv: list[str]) -> int:
         totals["kept_by_rule"] = 0 if label_errors else kept_turns
     if not argv:
         val_projects = {name for name, splits in splits_by_project.items() if "val" in splits}
-        pair_errors, groups = check_cross_pairs(sorted(CROSS_PAIRS.glob("*.jsonl")),
-                                                val_projects)
+        pair_errors, groups = check_cross_pairs(
+            sorted(CROSS_PAIRS.glob("*.jsonl")) + sorted(STAGED_PAIRS.glob("*.jsonl")),
+            val_projects)
         for error in pair_errors:
             print(error)
         failed += len(pair_errors)

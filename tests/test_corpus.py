@@ -148,10 +148,12 @@ def test_the_validator_checks_the_cross_pairs(tmp_path):
 
 
 def test_the_cross_pairs_are_training_groups_the_cross_encoder_reads():
-    from memsift.judge.corpus import read_cross_pairs
+    """The staged groups (corpus/next/cross-pairs) as the trainer would read them."""
+    from memsift.judge.corpus import read_pair_files
     from memsift.training.cross import pair_examples
 
-    groups = read_cross_pairs()
+    groups = read_pair_files(sorted((CORPUS.parent / "next" / "cross-pairs").glob("*.jsonl")))
+    assert len(groups) >= 300
     rows = pair_examples(groups)
     assert len(rows) == sum(1 + len(g["near"]) for g in groups)
     assert sum(label for _, _, label in rows) == len(groups)

@@ -97,11 +97,16 @@ def cross_pair_files(root: Path = CORPUS) -> list[Path]:
 
 
 def read_cross_pairs(root: Path = CORPUS) -> list[dict]:
+    """The groups of the cross-pair files beside the sessions at `root` (read_pair_files)."""
+    return read_pair_files(cross_pair_files(root))
+
+
+def read_pair_files(paths: Iterable[Path]) -> list[dict]:
     """Each group: {"project", "message", "reply_before", "answer", "near": [...]}; the answer
     answers the message read after reply_before, no near item does. Training data only: the
     projects are their own and never in the validation split."""
     rows = []
-    for path in cross_pair_files(root):
+    for path in paths:
         rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
                  if line.strip()]
     return rows
