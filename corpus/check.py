@@ -23,37 +23,40 @@ STAGED_PAIRS = ROOT.parent / "next" / "cross-pairs"  # written, not trained on y
 PAIR_KEYS = {"project", "message", "reply_before", "answer", "near"}
 
 
+def numbered_lines(path: Path):
+    """(where, line) for each line of a JSON-lines file that is not blank."""
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            yield f"{path.name} line {number}", line
+
+
 def check_cross_pairs(paths: list[Path], val_projects: set[str]) -> tuple[list[str], int]:
     """The cross-encoder's extra groups: the five keys, one to three near misses unlike the
     answer, each project once and none of the validation split's. Returns errors and groups."""
     errors, seen, groups = [], {}, 0
-    for path in paths:
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            where = f"{path.name} line {number}"
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                errors.append(f"{where}: unreadable: {exc}")
-                continue
-            if not isinstance(row, dict) or set(row) != PAIR_KEYS:
-                errors.append(f"{where}: the keys must be {sorted(PAIR_KEYS)}")
-                continue
-            texts = [row["message"], row["answer"], *row["near"]] \
-                if isinstance(row["near"], list) else []
-            if not 1 <= len(row["near"] or []) <= 3 or not all(
-                    isinstance(t, str) and t.strip() for t in texts):
-                errors.append(f"{where}: a message, an answer and one to three near misses")
-                continue
-            if row["answer"] in row["near"]:
-                errors.append(f"{where}: the answer is also a near miss")
-            if row["project"] in seen:
-                errors.append(f"{where}: project {row['project']} is also {seen[row['project']]}")
-            if row["project"] in val_projects:
-                errors.append(f"{where}: project {row['project']} is a validation project")
-            seen[row["project"]] = where
-            groups += 1
+    for where, line in (pair for path in paths for pair in numbered_lines(path)):
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            errors.append(f"{where}: unreadable: {exc}")
+            continue
+        if not isinstance(row, dict) or set(row) != PAIR_KEYS:
+            errors.append(f"{where}: the keys must be {sorted(PAIR_KEYS)}")
+            continue
+        texts = [row["message"], row["answer"], *row["near"]] \
+            if isinstance(row["near"], list) else []
+        if not 1 <= len(row["near"] or []) <= 3 or not all(
+                isinstance(t, str) and t.strip() for t in texts):
+            errors.append(f"{where}: a message, an answer and one to three near misses")
+            continue
+        if row["answer"] in row["near"]:
+            errors.append(f"{where}: the answer is also a near miss")
+        if row["project"] in seen:
+            errors.append(f"{where}: project {row['project']} is also {seen[row['project']]}")
+        if row["project"] in val_projects:
+            errors.append(f"{where}: project {row['project']} is a validation project")
+        seen[row["project"]] = where
+        groups += 1
     return errors, groups
 
 
@@ -61,10 +64,7 @@ def check_keep_labels(path: Path, root: Path) -> tuple[list[str], int]:
     """The keep labels file: each row names a session under root, as many turns as it has,
     and a one-line fact for each kept turn. Returns the errors and the turns kept."""
     errors, seen, kept_turns = [], set(), 0
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path.name} line {number}"
+    for where, line in numbered_lines(path):
         try:
             row = json.loads(line)
             session, turns, kept = row["session"], row["turns"], row["kept"]

@@ -105,20 +105,18 @@ def read_pair_files(paths: Iterable[Path]) -> list[dict]:
     """Each group: {"project", "message", "reply_before", "answer", "near": [...]}; the answer
     answers the message read after reply_before, no near item does. Training data only: the
     projects are their own and never in the validation split."""
-    rows = []
-    for path in paths:
-        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-                 if line.strip()]
-    return rows
+    return [row for path in paths for row in jsonl_rows(path)]
+
+
+def jsonl_rows(path: Path) -> list[dict]:
+    """A JSON-lines file's rows, blank lines skipped."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
 
 
 def cross_pairs_hash(root: Path = CORPUS) -> str:
     """sha256 over the cross-pair files' paths and bytes."""
-    digest = hashlib.sha256()
-    for path in cross_pair_files(root):
-        digest.update(str(path.relative_to(REPO)).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    return files_hash(cross_pair_files(root))
 
 
 def keep_labels_file(root: Path) -> Path:
@@ -131,9 +129,7 @@ def read_keep_labels(path: Path) -> dict[str, dict]:
     "turns": N, "kept": {"<turn>": "<fact>", ...}}; the turns not in `kept` are not kept."""
     if not path.is_file():
         return {}
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
-    return {row["session"]: row for row in rows}
+    return {row["session"]: row for row in jsonl_rows(path)}
 
 
 def labels_key(path: Path) -> str:
@@ -182,8 +178,13 @@ def read_corpus(roots: Iterable[Path] = (CORPUS,), keep_labels: bool = True
 
 def corpus_hash(roots: Iterable[Path] = (CORPUS,)) -> str:
     """sha256 over the session files' paths and bytes: the data a model was trained on."""
+    return files_hash(session_files(roots))
+
+
+def files_hash(paths: Iterable[Path]) -> str:
+    """sha256 over the files' paths (from the repository) and bytes, in the order given."""
     digest = hashlib.sha256()
-    for path in session_files(roots):
+    for path in paths:
         digest.update(str(path.relative_to(REPO)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
