@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memsift.judge.corpus import CORPUS, read_corpus, read_session
+from memsift.judge.corpus import CORPUS, answered_before, read_corpus, read_session
 
 CHECK = Path(__file__).resolve().parents[1] / "corpus" / "check.py"
 
@@ -51,6 +51,44 @@ def test_a_turn_carries_the_turns_before_it(tmp_path):
     first, second = read_session(path)
     assert first.context == "" and second.context == "tests fail\nthe lint step failed"
     assert second.expect == {"n1"} and second.items[0].source == "notes"
+
+
+def _three_turns(tmp_path, why: str) -> list:
+    """A session whose second reply gives the backup note, then a question it answers."""
+    note = "Backups: nightly pg_dump to the ledger-backups bucket, kept thirty days."
+    other = "Grafana dashboards live in ops/dashboards; export them as JSON before editing."
+    turns = [("where do the dashboards live?", "In ops/dashboards.", "past_choice", ["n2"], []),
+             ("and backups?", "Nightly pg_dump to the ledger-backups bucket, kept thirty days.",
+              "past_choice", ["n1"], []),
+             ("how long do we keep those dumps again?", "Thirty days.", "earlier_exchange", [],
+              ["n1", "n2"])]
+    session = {"name": "b", "project_kind": "web", "split": "train", "summary": "s",
+               "now": "2026-11-01T00:00:00Z",
+               "notes": [{"id": "n1", "text": note, "written": "2026-10-01"},
+                         {"id": "n2", "text": other, "written": "2026-10-01"}],
+               "memory": [],
+               "turns": [{"user": u, "assistant": a, "kind": k, "expect": e, "near": near,
+                          "why": why, "keep": False} for u, a, k, e, near in turns]}
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(session))
+    return read_session(path)
+
+
+def test_a_turn_knows_which_items_the_session_has_said_already(tmp_path):
+    """Turn.held: what the cascade's conversation filter would drop at that turn."""
+    first, second, third = _three_turns(tmp_path, "w")
+    assert first.held == frozenset() and second.held == frozenset()
+    assert third.held == {"n1"}  # the reply before said the backup note almost word for word
+
+
+def test_a_near_item_the_session_gave_already_is_not_taught_as_a_near_miss(tmp_path):
+    *_, third = _three_turns(tmp_path, "no stored item decides it")
+    assert answered_before(third, "n1")  # held: it may answer, the session said it
+    assert not answered_before(third, "n2")  # a same-subject item that does not answer
+    *_, third = _three_turns(tmp_path, "given in the previous reply")
+    assert answered_before(third, "n2")  # the writer says the session gave the answer
+    first, *_ = _three_turns(tmp_path, "given in the previous reply")
+    assert not answered_before(first, "n1")  # a turn that expects something has no doubt
 
 
 def test_the_validator_rejects_a_broken_session(tmp_path):

@@ -13,10 +13,13 @@ ITEMS = [Item("n1", "Money is integer cents.", "notes"),
          Item("n2", "Migrations are Alembic revisions.", "notes")]
 
 
-def _turn(index: int, expect: set[str]) -> Turn:
+def _turn(index: int, expect: set[str], items: list[Item] | None = None,
+          held: frozenset[str] = frozenset()) -> Turn:
+    """A turn of its own session, unless `items` (one session's list) is shared."""
     return Turn(session="s", project="p", split="val", index=index, user=f"message {index}",
                 assistant="", kind="decision", expect=frozenset(expect), near=frozenset(),
-                keep=None, fact="", restates=frozenset(), items=ITEMS)
+                keep=None, fact="", restates=frozenset(),
+                items=list(ITEMS) if items is None else items, held=held)
 
 
 def test_each_need_that_got_nothing_is_counted_where_it_was_lost():
@@ -30,7 +33,21 @@ def test_each_need_that_got_nothing_is_counted_where_it_was_lost():
     search_p = np.asarray([1.0, 0.0, 1.0, 1.0, 1.0])
     counts = decide(turns, scores, where, search_p, keep=0.5)
     assert counts == {"need": 4, "found": 1, "nothing": 1, "for_nothing": 1, "wrong": 0,
-                      "gated": 1, "not_candidate": 1, "below_bar": 1}
+                      "gated": 1, "not_candidate": 1, "below_bar": 1, "dropped": 0}
+
+
+def test_what_the_session_already_holds_is_dropped_as_the_cascade_drops_it():
+    """The conversation filter (prompt/selection.py): an item added at an earlier turn of the
+    same session, or one whose words the session's text holds, is not added again."""
+    session = list(ITEMS)
+    turns = [_turn(0, {"n1"}, session),  # found, and so given
+             _turn(1, set(), session),  # n1 again: the session has it, nothing added
+             _turn(2, {"n1"}, session),  # needed again, but given: dropped
+             _turn(3, {"n2"}, session, held=frozenset({"n2"})),  # its words were said: dropped
+             _turn(4, set(), held=frozenset())]  # another session: n1 is added for nothing
+    where = [(n, "n1" if n != 3 else "n2") for n in range(5)]
+    counts = decide(turns, np.full(5, 0.9), where, np.ones(5), keep=0.5)
+    assert (counts["found"], counts["dropped"], counts["for_nothing"]) == (1, 2, 1)
 
 
 def test_merged_item_heads_give_the_mean_of_their_logits():
@@ -90,3 +107,50 @@ def test_the_passage_share_is_chosen_with_the_threshold_on_what_it_finds():
     assert decide(turns, scores, where, search_p, 0.26, passage_share=0.4)["found"] == 0
     # 0.25, 0.1 and 0 all find it: the strictest of them is chosen
     assert choose_policy(turns, scores, where, search_p) == (0.26, 0.25)
+
+
+def test_the_item_models_leave_out_near_items_the_session_gave_already():
+    """A near item of a turn that expects nothing, where the session had given it, may answer
+    the message: it is no example of a same-subject item that does not (corpus.answered_before)."""
+    from memsift.training.judge import unambiguous
+
+    given = Turn(session="s", project="p", split="train", index=3, user="how long again?",
+                 assistant="", kind="earlier_exchange", expect=frozenset(),
+                 near=frozenset({"n1", "n2"}), keep=None, fact="", restates=frozenset(),
+                 items=list(ITEMS), why="n1 was given at turn 1", held=frozenset())
+    plain = Turn(session="s", project="p", split="train", index=4, user="which queue?",
+                 assistant="", kind="decision", expect=frozenset(), near=frozenset({"n2"}),
+                 keep=None, fact="", restates=frozenset(), items=list(ITEMS),
+                 why="nothing stored decides it", held=frozenset({"n2"}))
+    where = [(0, "n1"), (0, "n2"), (1, "n1"), (1, "n2")]
+    # the writer's word leaves out both near items of the first; the filter's the held one
+    assert unambiguous([given, plain], where).tolist() == [False, False, True, False]
+
+
+def test_the_threshold_must_hold_on_the_long_sessions_alone_as_well():
+    """Short sessions' many turns that need nothing can hide a long session's additions for
+    nothing; the threshold keeps under the share on the long sessions too (by_shape)."""
+    from memsift.training.thresholds import LONG_SESSION_TURNS, by_shape, choose_threshold
+
+    notes = [Item(f"n{k}", f"note {k}", "notes") for k in range(1, 7)]
+
+    def session(name: str, length: int, expect: set[str]) -> list[Turn]:
+        return [Turn(session=name, project=name, split="train", index=n, user=f"m {n}",
+                     assistant="", kind="decision", expect=frozenset(expect if n == 0 else ()),
+                     near=frozenset(), keep=None, fact="", restates=frozenset(), items=notes)
+                for n in range(length)]
+
+    # a long session whose first five turns each get another note at 0.3 for nothing (5 of
+    # 60, over 6%), and twenty short ones whose first turn finds its note at 0.8
+    turns = session("long", LONG_SESSION_TURNS, set())
+    turns += [t for k in range(20) for t in session(f"short{k}", 5, {"n1"})]
+    where = [(n, f"n{n + 2}") for n in range(5)]
+    where += [(n, "n1") for n, t in enumerate(turns) if t.expect]
+    scores = np.asarray([0.3] * 5 + [0.8] * 20)
+    search_p = np.ones(len(turns))
+    parts = by_shape(turns, scores, where, search_p)
+    assert [len(p[0]) for p in parts] == [len(turns), LONG_SESSION_TURNS]
+    assert parts[1][2] == where[:5] and parts[1][1].tolist() == [0.3] * 5
+    whole = decide(turns, scores, where, search_p, 0.05)
+    assert whole["for_nothing"] == 5 and 5 <= 0.06 * whole["nothing"]  # the whole allows 0.05
+    assert choose_threshold(turns, scores, where, search_p) == 0.31  # the long session not

@@ -128,7 +128,8 @@ def corpus_report(heads_file: Path | None = None) -> dict:
             "corpus_item_auc_near": auc_against_near(turns, np.asarray(scores), where),
             "corpus_found": counts["found"], "corpus_needs": counts["need"],
             "corpus_for_nothing": counts["for_nothing"], "corpus_nothing": counts["nothing"],
-            "corpus_lost": {k: counts[k] for k in ("gated", "not_candidate", "below_bar")}}
+            "corpus_lost": {k: counts[k]
+                            for k in ("gated", "not_candidate", "below_bar", "dropped")}}
 
 
 def worth_report() -> dict:
@@ -244,6 +245,7 @@ def _print_table(r: dict) -> None:
         line("  needs that got nothing: search gated off", str(lost["gated"]))
         line("    answer not among the judged", str(lost["not_candidate"]))
         line("    judged below the bars", str(lost["below_bar"]))
+        line("    dropped: the session already held it", str(lost["dropped"]))
     line(f"fresh process, one judged message (n={r['fresh_runs']})",
          f"p50 {r['fresh_p50_ms']:.0f} ms", f"p95 {r['fresh_p95_ms']:.0f} ms, p50 <= 250 ms")
     line("  same, CPU time (user + system)", f"p50 {r['fresh_cpu_p50_ms']:.0f} ms",

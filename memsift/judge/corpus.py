@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -25,6 +26,10 @@ KEEP_LABELS = "keep-labels.jsonl"  # beside a sessions folder: the keep labels o
 CONTEXT_TURNS = 2  # the turns before a message the judge reads with it
 VECTOR_CACHE = REPO / ".cache" / "corpus-vectors.npz"  # the trainers' embeddings of the corpus
 VECTORS_FORMAT = "alone"  # in the cache's keys: each vector as its text gets it alone (embed)
+# A writer's "why" that says the session already gave the answer ("m04 was given in the
+# previous turn", "discussed at turn 4"): such a turn's near items may well answer it.
+ANSWERED_BEFORE = re.compile(r"already|given|earlier|previous|turn \d|this (session|conversation)"
+                             r"|above|applied|just (said|told|gave)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,10 @@ class Turn:
     restates: frozenset[str]
     before: list[tuple[str, str]] = field(default_factory=list)  # (user, assistant), oldest first
     items: list[Item] = field(default_factory=list)  # the project's notes and passages
+    why: str = ""  # the writer's one line on why a reminder is or is not called for
+    # Items the cascade's conversation filter drops at this turn: the session's text before
+    # it holds most of their distinctive words (memsift.prompt.selection.HELD_FRACTION).
+    held: frozenset[str] = frozenset()
 
     @property
     def reply_before(self) -> str:
@@ -152,6 +161,7 @@ def read_session(path: Path, labels: dict | None = None) -> list[Turn]:
     split = split_of(data)
     turns: list[Turn] = []
     history: list[tuple[str, str]] = []
+    spoken = ""  # the session's text before the turn, as the conversation filter reads it
     for index, raw in enumerate(data["turns"]):
         turns.append(Turn(
             session=data["name"], project=project, split=split, index=index,
@@ -160,9 +170,32 @@ def read_session(path: Path, labels: dict | None = None) -> list[Turn]:
             keep=(index in kept) if labels is not None else raw.get("keep"),
             fact=kept.get(index, "") if labels is not None else raw.get("fact", ""),
             restates=frozenset(raw.get("restates", [])),
-            before=history[-CONTEXT_TURNS:], items=items))
+            before=history[-CONTEXT_TURNS:], items=items, why=raw.get("why", ""),
+            held=held_items(items, spoken)))
         history.append((raw["user"], raw["assistant"]))
+        spoken = f"{spoken}\n{raw['user']}\n{raw['assistant']}"
     return turns
+
+
+def held_items(items: Iterable[Item], spoken: str) -> frozenset[str]:
+    """Ids of the items the conversation filter drops after `spoken` (the session so far):
+    the same test, on the same tail of the text, as the cascade's (prompt/selection.py)."""
+    from memsift.prompt.conversation import TAIL_CHARS, distinctive_words, held_fraction
+    from memsift.prompt.selection import HELD_FRACTION
+
+    words = distinctive_words(spoken[-TAIL_CHARS:]) if spoken else set()
+    if not words:
+        return frozenset()
+    return frozenset(i.id for i in items if held_fraction(i.text, words) >= HELD_FRACTION)
+
+
+def answered_before(turn: Turn, item_id: str) -> bool:
+    """Whether a near item of a turn that expects nothing may answer it all the same, the
+    session having given it already: the conversation filter drops it at run time, or the
+    writer says so. Such an item is no example of a same-subject item that does not answer,
+    so the item models are not taught it as one (it is left out, not made an answer)."""
+    return (not turn.expect and item_id in turn.near
+            and (item_id in turn.held or bool(ANSWERED_BEFORE.search(turn.why))))
 
 
 def read_corpus(roots: Iterable[Path] = (CORPUS,), keep_labels: bool = True

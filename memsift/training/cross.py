@@ -26,6 +26,7 @@ import numpy as np
 from memsift.judge.corpus import (
     CORPUS,
     Turn,
+    answered_before,
     corpus_hash,
     cross_pairs_hash,
     read_corpus,
@@ -64,6 +65,8 @@ def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
                 picked[item.id] = item
         context = turn.reply_before
         for item in picked.values():
+            if answered_before(turn, item.id):
+                continue  # it may answer: the session gave it already (no near-miss example)
             ids, types = pair_ids(turn.user, context, item.text)
             out.append((ids, types, 1.0 if item.id in turn.expect else 0.0))
     return out

@@ -35,7 +35,15 @@ from pathlib import Path
 import numpy as np
 
 from memsift.judge.base import KINDS, SEARCH_KINDS
-from memsift.judge.corpus import CORPUS, Turn, Vectors, corpus_hash, read_corpus, tune_project
+from memsift.judge.corpus import (
+    CORPUS,
+    Turn,
+    Vectors,
+    answered_before,
+    corpus_hash,
+    read_corpus,
+    tune_project,
+)
 from memsift.judge.features import (
     EMBED_SCALE,
     item_matrix,
@@ -57,6 +65,7 @@ from memsift.training.stack import (
 from memsift.training.thresholds import (
     PASSAGE_SHARES,
     auc_against_near,
+    by_shape,
     choose_policy,
     choose_threshold,
     decide,
@@ -174,6 +183,12 @@ def item_rows(turns: Sequence[Turn], kind_probs: np.ndarray, vectors: Vectors, *
     return np.vstack(rows), np.asarray(labels, np.float32), where
 
 
+def unambiguous(turns: Sequence[Turn], where: list[tuple[int, str]]) -> np.ndarray:
+    """Which candidate rows the item models learn from: all but the near items the session
+    had already given (corpus.answered_before), which may answer the message all the same."""
+    return np.asarray([not answered_before(turns[n], item_id) for n, item_id in where], bool)
+
+
 def fit_items(x: np.ndarray, y: np.ndarray, seed: int = 0) -> dict[str, np.ndarray]:
     """A one-hidden-layer MLP, BCE with answers weighted up, AdamW, fixed minibatch order."""
     import jax
@@ -267,8 +282,11 @@ def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
     if kind_file is not None and kind_file.exists():
         for name, part in (("tune", tune), ("val", val)):
             gate[name], need[name] = encoder_kinds(part, kind_file)
-    x, y, _ = item_rows(fit, probs["fit"], vectors, add_missing=True)
-    print(f"item rows {x.shape}, answers {int(y.sum())}", flush=True)
+    x, y, where = item_rows(fit, probs["fit"], vectors, add_missing=True)
+    clear = unambiguous(fit, where)
+    x, y = x[clear], y[clear]
+    print(f"item rows {x.shape}, answers {int(y.sum())}, left out {int((~clear).sum())}",
+          flush=True)
     item = fit_item_ensemble(x, y, seeds)
 
     scored, labels = {}, {}
@@ -287,9 +305,10 @@ def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
                     for name in ("tune", "val")}
         rel = relative_rows(tune, scored["tune"][1], tops["tune"], scored["tune"][0],
                             second["tune"]) if relative else None
+        clear = unambiguous(tune, [scored["tune"][1][r] for r in tops["tune"]])
         w, b = fit_stack(stack_inputs(scored["tune"][0][tops["tune"]], second["tune"],
-                                      row_need["tune"], rel),
-                         labels["tune"][tops["tune"]])
+                                      row_need["tune"], rel)[clear],
+                         labels["tune"][tops["tune"]][clear])
         extra = {"stack_w": w, "stack_b": b, "cross_top": np.int64(CROSS_TOP),
                  "stack_relative": np.bool_(relative),
                  "cross_sha256": np.asarray(hashlib.sha256(cross_file.read_bytes()).hexdigest())}
@@ -303,6 +322,8 @@ def train(corpus_root: Path = CORPUS, heads_file: Path = HEADS_FILE,
     threshold, share = choose_policy(tune, *scored["tune"], search_mass(gate["tune"]))
     report = evaluate(val, gate["val"], *scored["val"], threshold, passage_share=share)
     report["passage_shares"] = share_table(tune, val, scored, gate)
+    report["long_sessions"] = long_sessions(val, *scored["val"], search_mass(gate["val"]),
+                                            threshold, share)
     # The worth gate the cascade skips for these heads (LocalJudge.worth_gates_search):
     gated = decide(val, *scored["val"], search_mass(gate["val"]), threshold,
                    worth_of(val, vectors), share)
@@ -352,6 +373,15 @@ def worth_of(turns: Sequence[Turn], vectors: Vectors) -> np.ndarray:
     return softmax(x @ heads["worth_w"] + heads["worth_b"])[:, 1]
 
 
+def long_sessions(val, scores, where, search_p, threshold: float, share: float) -> dict:
+    """The policy's counts on the validation projects' long sessions alone (by_shape)."""
+    parts = by_shape(val, scores, where, search_p)
+    if len(parts) < 2:
+        return {}
+    counts = decide(*parts[1][:4], threshold, passage_share=share)
+    return {k: counts[k] for k in ("found", "need", "for_nothing", "nothing", "wrong")}
+
+
 def share_table(tune, val, scored, gate) -> dict[str, dict]:
     """Per passage share the trainer chooses among: its lowest threshold on the tune projects,
     what it finds there, and what it finds and adds for nothing on validation (reported, never
@@ -383,7 +413,7 @@ def evaluate(val, kind_probs, scores, where, threshold: float, worth=None,
         "found": counts["found"], "needs": counts["need"],
         "for_nothing": counts["for_nothing"], "nothing_needed": counts["nothing"],
         "wrong": counts["wrong"],
-        "lost": {k: counts[k] for k in ("gated", "not_candidate", "below_bar")},
+        "lost": {k: counts[k] for k in ("gated", "not_candidate", "below_bar", "dropped")},
     }
 
 
