@@ -58,7 +58,7 @@ class Turn:
     items: list[Item] = field(default_factory=list)  # the project's notes and passages
     why: str = ""  # the writer's one line on why a reminder is or is not called for
     # Items the cascade's conversation filter drops at this turn: the session's text before
-    # it holds most of their distinctive words (memsift.prompt.selection.HELD_FRACTION).
+    # it holds most of their distinctive words (memsift.held).
     held: frozenset[str] = frozenset()
 
     @property
@@ -179,9 +179,8 @@ def read_session(path: Path, labels: dict | None = None) -> list[Turn]:
 
 def held_items(items: Iterable[Item], spoken: str) -> frozenset[str]:
     """Ids of the items the conversation filter drops after `spoken` (the session so far):
-    the same test, on the same tail of the text, as the cascade's (prompt/selection.py)."""
-    from memsift.prompt.conversation import TAIL_CHARS, distinctive_words, held_fraction
-    from memsift.prompt.selection import HELD_FRACTION
+    the same test, on the same tail of the text, as the cascade's (memsift/held.py)."""
+    from memsift.held import HELD_FRACTION, TAIL_CHARS, distinctive_words, held_fraction
 
     words = distinctive_words(spoken[-TAIL_CHARS:]) if spoken else set()
     if not words:

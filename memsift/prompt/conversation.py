@@ -1,5 +1,5 @@
-"""What the conversation already holds: an item whose distinctive words mostly appear in the
-recent turns adds nothing the agent does not already see."""
+"""The conversation as the cascade reads it: the session's recent text (what it already holds:
+memsift/held.py tests an item against it), the last turns, and the names a message uses."""
 
 from __future__ import annotations
 
@@ -7,20 +7,9 @@ import re
 from collections.abc import Sequence
 
 from memsift.events import Turn
+from memsift.held import TAIL_CHARS
 
-# The agent keeps the whole session in view (until the host compacts it), so an answer given
-# forty turns ago is still held. Only the conversation's text counts (no tool output), and of
-# that the last characters: word overlap with a very long text says less and less.
-TAIL_CHARS = 30_000
-_WORD_RE = re.compile(r"[a-z0-9][a-z0-9_]*[a-z0-9]|[a-z0-9]")
-
-# Frequent words of four letters or more that say nothing about a subject.
-STOPWORDS = frozenset(["about", "above", "after", "again", "against", "also", "always", "among", "another", "anything", "around", "because", "been", "before", "being", "below", "between", "both", "cannot", "could", "does", "doing", "done", "down", "during", "each", "either", "else", "even", "ever", "every", "from", "further", "have", "having", "here", "into", "itself", "just", "keep", "kept", "know", "like", "made", "make", "many", "more", "most", "much", "must", "need", "needs", "never", "next", "only", "other", "others", "over", "same", "should", "since", "some", "still", "such", "than", "that", "their", "them", "then", "there", "these", "they", "thing", "things", "this", "those", "though", "through", "until", "upon", "used", "uses", "using", "very", "want", "were", "what", "when", "where", "whether", "which", "while", "will", "with", "within", "without", "would", "your", "yours", "just", "also", "only", "once", "every", "first", "last", "back", "well"])
-
-
-def distinctive_words(text: str) -> set[str]:
-    """Lower-cased words of four characters or more, stopwords aside."""
-    return {w for w in _WORD_RE.findall(text.lower()) if len(w) >= 4 and w not in STOPWORDS}
+__all__ = ["TAIL_CHARS", "mentions_any", "names", "recent_text", "recent_turns"]
 
 
 def recent_text(turns: Sequence[Turn], prompt: str) -> str:
@@ -43,14 +32,6 @@ def recent_turns(turns: Sequence[Turn], prompt: str, n: int) -> list[Turn]:
 
 def _same(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
-
-
-def held_fraction(item_text: str, words: set[str]) -> float:
-    """Share of the item's distinctive words that the conversation already holds."""
-    own = distinctive_words(item_text)
-    if not own:
-        return 0.0
-    return len(own & words) / len(own)
 
 
 # Capitalised words that start no name: pronouns, question words, articles.

@@ -9,14 +9,14 @@ from pathlib import Path
 
 from memsift.audit import ItemRecord
 from memsift.clock import Deadline
+from memsift.held import HELD_FRACTION, distinctive_words, held_fraction
 from memsift.memory.lifecycle import rank, rules_budget, rules_for
-from memsift.prompt.conversation import distinctive_words, held_fraction, recent_text
+from memsift.prompt.conversation import recent_text
 from memsift.prompt.render import Item, render
 
 TRANSCRIPT_S = 0.2  # reading the tail of the transcript file
 NEAR_BEST_SHARE = 0.4  # a second item only when the judge is nearly as sure of it as the best
 MAX_ITEMS = 2  # a few lines: more reminders dilute the one that matters
-HELD_FRACTION = 0.6  # an item whose distinctive words the session already mostly holds is dropped
 SAME_ITEM_FRACTION = 0.7  # a passage that restates a kept note adds nothing
 
 
