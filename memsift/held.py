@@ -25,7 +25,9 @@ def distinctive_words(text: str) -> set[str]:
 
 def held_fraction(item_text: str, words: set[str]) -> float:
     """Share of the item's distinctive words that the conversation already holds."""
-    own = distinctive_words(item_text)
-    if not own:
-        return 0.0
-    return len(own & words) / len(own)
+    return share_held(distinctive_words(item_text), words)
+
+
+def share_held(own: set[str], words: set[str]) -> float:
+    """held_fraction for an item whose distinctive words are known already (`own`)."""
+    return len(own & words) / len(own) if own else 0.0

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memsift.held import HELD_FRACTION, TAIL_CHARS, distinctive_words, share_held
+
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "corpus" / "sessions"
 KEEP_SESSIONS = "keep-sessions"  # beside a sessions folder: sessions only the keep decision trains on
@@ -162,6 +164,7 @@ def read_session(path: Path, labels: dict | None = None) -> list[Turn]:
     turns: list[Turn] = []
     history: list[tuple[str, str]] = []
     spoken = ""  # the session's text before the turn, as the conversation filter reads it
+    item_words = {i.id: distinctive_words(i.text) for i in items}
     for index, raw in enumerate(data["turns"]):
         turns.append(Turn(
             session=data["name"], project=project, split=split, index=index,
@@ -171,21 +174,19 @@ def read_session(path: Path, labels: dict | None = None) -> list[Turn]:
             fact=kept.get(index, "") if labels is not None else raw.get("fact", ""),
             restates=frozenset(raw.get("restates", [])),
             before=history[-CONTEXT_TURNS:], items=items, why=raw.get("why", ""),
-            held=held_items(items, spoken)))
+            held=held_items(item_words, spoken)))
         history.append((raw["user"], raw["assistant"]))
         spoken = f"{spoken}\n{raw['user']}\n{raw['assistant']}"
     return turns
 
 
-def held_items(items: Iterable[Item], spoken: str) -> frozenset[str]:
-    """Ids of the items the conversation filter drops after `spoken` (the session so far):
-    the same test, on the same tail of the text, as the cascade's (memsift/held.py)."""
-    from memsift.held import HELD_FRACTION, TAIL_CHARS, distinctive_words, held_fraction
-
+def held_items(item_words: dict[str, set[str]], spoken: str) -> frozenset[str]:
+    """Ids of the items (each id with its distinctive words) the conversation filter drops
+    after `spoken`, the session so far: the cascade's test on the same tail (memsift/held.py)."""
     words = distinctive_words(spoken[-TAIL_CHARS:]) if spoken else set()
     if not words:
         return frozenset()
-    return frozenset(i.id for i in items if held_fraction(i.text, words) >= HELD_FRACTION)
+    return frozenset(i for i, own in item_words.items() if share_held(own, words) >= HELD_FRACTION)
 
 
 def answered_before(turn: Turn, item_id: str) -> bool:

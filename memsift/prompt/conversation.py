@@ -9,8 +9,6 @@ from collections.abc import Sequence
 from memsift.events import Turn
 from memsift.held import TAIL_CHARS
 
-__all__ = ["TAIL_CHARS", "mentions_any", "names", "recent_text", "recent_turns"]
-
 
 def recent_text(turns: Sequence[Turn], prompt: str) -> str:
     """The session's text before this message (the message itself is not 'already held'),

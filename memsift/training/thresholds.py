@@ -129,9 +129,8 @@ def by_shape(turns, scores, where, search_p, worth=None) -> list[tuple]:
 def choose_policy(turns, scores, where, search_p, worth=None,
                   shares: Sequence[float] = PASSAGE_SHARES) -> tuple[float, float]:
     """(threshold, passage share): for each share its lowest threshold under MAX_FOR_NOTHING
-    (choose_threshold),
-    and of those the pair that finds the most on the tune projects (the higher share on a
-    tie: the stricter bar for the same reminders)."""
+    (choose_threshold), and of those the pair that finds the most on the tune projects (the
+    higher share on a tie: the stricter bar for the same reminders)."""
     best: tuple[int, float, float] | None = None
     for share in sorted(shares, reverse=True):
         threshold = choose_threshold(turns, scores, where, search_p, worth, share)
