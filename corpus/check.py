@@ -1,5 +1,5 @@
 """Validate the labelled corpus: python corpus/check.py [FILE...] (by default every session of
-sessions/ and keep-sessions/, keep-labels.jsonl, cross-pairs/ and next/cross-pairs/)."""
+sessions/ and keep-sessions/, keep-labels.jsonl, cross-pairs/, next/cross-pairs/ and held-pairs/)."""
 
 import collections
 import json
@@ -20,6 +20,7 @@ KEEP_LABELS = ROOT.parent / "keep-labels.jsonl"
 KEEP_ONLY = ROOT.parent / "keep-sessions"  # sessions only the keep decision trains on
 CROSS_PAIRS = ROOT.parent / "cross-pairs"  # groups only the cross-encoder trains on
 STAGED_PAIRS = ROOT.parent / "next" / "cross-pairs"  # written, not trained on yet
+HELD_PAIRS = ROOT.parent / "held-pairs"  # groups never trained on: a check of the cross-encoder
 PAIR_KEYS = {"project", "message", "reply_before", "answer", "near"}
 
 
@@ -188,7 +189,8 @@ def main(argv: list[str]) -> int:
     if not argv:
         val_projects = {name for name, splits in splits_by_project.items() if "val" in splits}
         pair_errors, groups = check_cross_pairs(
-            sorted(CROSS_PAIRS.glob("*.jsonl")) + sorted(STAGED_PAIRS.glob("*.jsonl")),
+            sorted(CROSS_PAIRS.glob("*.jsonl")) + sorted(STAGED_PAIRS.glob("*.jsonl"))
+            + sorted(HELD_PAIRS.glob("*.jsonl")),
             val_projects)
         for error in pair_errors:
             print(error)

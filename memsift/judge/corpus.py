@@ -23,6 +23,7 @@ CORPUS = REPO / "corpus" / "sessions"
 KEEP_SESSIONS = "keep-sessions"  # beside a sessions folder: sessions only the keep decision trains on
 CROSS_PAIRS = "cross-pairs"  # beside a sessions folder: (message, answer, near misses) groups only
 #                              the cross-encoder trains on
+HELD_PAIRS = "held-pairs"  # groups in that form never trained on: a check of the cross-encoder
 OWN_SESSIONS = REPO / "bench" / "sessions"  # labelled like the corpus, without keep labels
 KEEP_LABELS = "keep-labels.jsonl"  # beside a sessions folder: the keep labels of one rule, one pass
 CONTEXT_TURNS = 2  # the turns before a message the judge reads with it
@@ -105,6 +106,11 @@ def keep_roots(root: Path) -> tuple[Path, ...]:
 def cross_pair_files(root: Path = CORPUS) -> list[Path]:
     """The cross-encoder's extra groups beside the sessions at `root` (none when absent)."""
     return sorted((Path(root).parent / CROSS_PAIRS).glob("*.jsonl"))
+
+
+def held_pair_files(root: Path = CORPUS) -> list[Path]:
+    """Groups in the cross-pairs' form that no trainer reads (bench --judge checks on them)."""
+    return sorted((Path(root).parent / HELD_PAIRS).glob("*.jsonl"))
 
 
 def read_cross_pairs(root: Path = CORPUS) -> list[dict]:

@@ -3,7 +3,8 @@
     python -m memsift.training.apart HELD [HELD...]   # files or folders of benchmark JSON
 
 Reads the messages, notes, passages and facts of the training data (corpus/sessions, corpus/keep-sessions, the keep
-labels, corpus/cross-pairs and memsift/data's hand-written jsonl files) and of the held files, and reports each
+labels, corpus/cross-pairs and memsift/data's hand-written jsonl files, and corpus/held-pairs, the
+chit-chat groups the cross-encoder is checked on) and of the held files, and reports each
 training text that is a held text word for word, or that shares runs of RUN words with one: a
 reworded copy. A run is allowed when an entry of corpus/apart-allowed.txt holds it (a platform's
 own error message, a tool's command line: text every project quotes the same way). Exits 1 when
@@ -23,6 +24,7 @@ from memsift.judge.corpus import (
     CORPUS,
     REPO,
     cross_pair_files,
+    held_pair_files,
     keep_labels_file,
     keep_roots,
     session_files,
@@ -88,7 +90,8 @@ def file_strings(path: Path) -> Iterator[str]:
 
 def training_files(corpus: Path = CORPUS) -> list[Path]:
     data = [REPO / "memsift" / "data" / name for name in DATA_FILES]
-    others = [p for p in [keep_labels_file(corpus), *cross_pair_files(corpus), *data]
+    others = [p for p in [keep_labels_file(corpus), *cross_pair_files(corpus), *data,
+                          *held_pair_files(corpus)]
               if p.is_file()]
     return session_files(keep_roots(corpus)) + others
 
