@@ -49,11 +49,14 @@ tmux:
 	  || echo "tmux could not be installed: the terminal test will be skipped"
 
 # Training the local judge on corpus/ (docs/decision-model.md): JAX on the CPU, in its own venv
-# so memsift's install stays numpy-only. Not part of `make test`; about two hours in all on a
-# quiet 2-core machine. train-cross writes memsift/data/cross_encoder.npz (~1 hour),
+# so memsift's install stays numpy-only. Not part of `make test`; about three hours in all on
+# a quiet 2-core machine. train-cross writes memsift/data/cross_encoder.npz in two stages (the
+# sessions' pairs, ~2 hours; then with corpus/cross-pairs' groups, ~40 minutes),
 # train-kinds memsift/data/kind_encoder.npz, then train the heads stacked on both
 # (memsift/data/judge_local.npz, ~10 minutes); each writes its provenance beside it.
 TRAIN_VENV := $(CACHE)/train-venv
+CROSS_STAGE_STEPS := 2000
+CROSS_PAIRS_REPEAT := 4
 $(TRAIN_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(TRAIN_VENV)
 	$(TRAIN_VENV)/bin/pip install --quiet jax==0.10.2 jaxlib==0.10.2 optax==0.2.8
@@ -61,7 +64,9 @@ $(TRAIN_VENV)/.installed: pyproject.toml
 	touch $@
 
 train-cross: $(TRAIN_VENV)/.installed
-	$(TRAIN_VENV)/bin/python -m memsift.training.cross
+	$(TRAIN_VENV)/bin/python -m memsift.training.cross --sessions-only
+	$(TRAIN_VENV)/bin/python -m memsift.training.cross --from memsift/data/cross_encoder.npz \
+	  --steps $(CROSS_STAGE_STEPS) --pairs-repeat $(CROSS_PAIRS_REPEAT)
 
 # The kind encoder (memsift/data/kind_encoder.npz, all six layers, ~45 minutes): the message's
 # kind and its need for memory, read with the turn before; train it before `make train`, which

@@ -116,6 +116,22 @@ def test_a_trainer_started_with_more_layers_saves_and_runs_them(tmp_path):
     assert abs(scores[3] - scores[6]) > 1e-3
 
 
+def test_a_second_stage_names_the_weights_it_starts_from(tmp_path):
+    """--from FILE continues from trained weights: the command says so, and a file without
+    its provenance beside it is refused (the chain would not be reproducible)."""
+    from memsift.training.cross import command, stage
+
+    assert stage(["--steps", "5"]) == {"sessions_only": False, "start": None, "pairs_repeat": 1}
+    assert stage(["--from", str(CROSS_FILE), "--pairs-repeat", "3"])["pairs_repeat"] == 3
+    with pytest.raises(SystemExit, match="provenance"):
+        stage(["--from", str(tmp_path / "bare.npz")])
+    with pytest.raises(SystemExit, match="pairs-repeat"):
+        stage(["--pairs-repeat", "0"])
+    line = command("memsift.training.cross", 2000, 3, start=CROSS_FILE, pairs_repeat=3)
+    assert line.endswith("--from memsift/data/cross_encoder.npz --pairs-repeat 3")
+    assert "--sessions-only" in command("memsift.training.cross", 6000, 3, sessions_only=True)
+
+
 def test_the_shipped_cross_encoder_reads_the_reply_before_the_message():
     """The same terse message and item, with and without the failure it follows."""
     model = load()

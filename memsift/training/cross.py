@@ -1,6 +1,7 @@
 """Fine-tune the cross-encoder (memsift/model/cross.py) on the labelled corpus, with JAX on CPU.
 
     make train-cross   # or: python -m memsift.training.cross [--steps N] [--layers N] [--out FILE]
+                       #         [--sessions-only] [--from FILE --pairs-repeat N]
 
 Starts from all-MiniLM-L6-v2's own first LAYERS layers, or --layers of its six (the weights
 the embedding model ships), keeps its word embeddings frozen, and trains the layers and a head on [CLS] with
@@ -10,6 +11,11 @@ nearest notes and passages), the items that answer it (1) and the same-subject i
 not (0); and the groups of corpus/cross-pairs/ (a message, the note that answers it, its
 near misses), patterns the sessions hold too few of. Writes int8 layers (memsift.model.cross.quantize), and their provenance beside them
 in cross_encoder.json.
+
+`make train-cross` runs two stages: the sessions' pairs alone (--sessions-only), then, from
+those weights (--from), the sessions' pairs and the groups together, the groups repeated
+(--pairs-repeat) so that a few thousand of them weigh against ~59,000 session pairs. The second
+stage's record holds the first's (`from`), so the chain is what the provenance names.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import numpy as np
 
 from memsift.judge.corpus import (
     CORPUS,
+    REPO,
     Turn,
     answered_before,
     corpus_hash,
@@ -46,6 +53,7 @@ WEIGHT_DECAY = 0.01
 POSITIVE_WEIGHT = 2.0
 BUCKETS = (64, 96, 128, 160)  # padded lengths: one compiled step each
 SEED = 0
+CONTINUE_LR = 5e-5  # a second stage starts from trained layers and a trained head: one rate, half
 
 
 def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
@@ -165,19 +173,49 @@ def batch_arrays(rows, word_q, word_scale):
 
 
 def train(steps: int = STEPS, out: Path = CROSS_FILE, layers: int = LAYERS,
-          corpus_root: Path = CORPUS) -> dict:
+          corpus_root: Path = CORPUS, *, sessions_only: bool = False,
+          start: Path | None = None, pairs_repeat: int = 1) -> dict:
+    """One stage: from MiniLM's layers, or from the weights in `start` (a second stage, which
+    keeps their layers and records their provenance as `from`)."""
     started = time.time()
+    before = json.loads(start.with_suffix(".json").read_text()) if start else None
+    initial = read_weights(start) if start else None  # read before `out` (maybe it) is written
     rows = examples(fit_turns(corpus_root))
-    extra = pair_examples(read_cross_pairs(corpus_root))
-    fit(rows + extra, steps, out, layers=layers)
-    return write_record(out, command("memsift.training.cross", steps, layers), corpus_root,
-                        steps, started, pairs=len(rows), cross_pairs=len(extra),
-                        cross_pairs_sha256=cross_pairs_hash(corpus_root))
+    groups = [] if sessions_only else read_cross_pairs(corpus_root)
+    extra = pair_examples(groups)
+    if initial is None:
+        fit(rows + extra * pairs_repeat, steps, out, layers=layers)
+    else:
+        layers = layers_of(initial)
+        fit(rows + extra * pairs_repeat, steps, out, layers=layers, lr=CONTINUE_LR,
+            head_lr=CONTINUE_LR, params=initial)
+    line = command("memsift.training.cross", steps, layers, sessions_only=sessions_only,
+                   start=start, pairs_repeat=pairs_repeat)
+    if before is not None:
+        first = before["command"]
+        if not before.get("cross_pairs") and "--sessions-only" not in first:
+            first += " --sessions-only"  # it read no groups: the sessions' pairs alone
+        line = f"{first} && {line}"
+    counts: dict = {"pairs": len(rows), "cross_pairs": len(extra),
+                    "cross_pairs_sha256": cross_pairs_hash(corpus_root) if groups
+                    else hashlib.sha256().hexdigest()}
+    if start is not None:
+        counts.update(pairs_repeat=pairs_repeat, **{"from": before})
+    return write_record(out, line, corpus_root, steps, started, **counts)
 
 
-def command(module: str, steps: int, layers: int) -> str:
+def command(module: str, steps: int, layers: int, *, sessions_only: bool = False,
+            start: Path | None = None, pairs_repeat: int = 1) -> str:
     """The command that trains what `module` writes, as its provenance records it."""
-    return f"python -m {module} --steps {steps} --layers {layers}"
+    line = f"python -m {module} --steps {steps} --layers {layers}"
+    if sessions_only:
+        line += " --sessions-only"
+    if start is not None:
+        path = start.resolve()
+        line += f" --from {path.relative_to(REPO) if path.is_relative_to(REPO) else path}"
+    if pairs_repeat != 1:
+        line += f" --pairs-repeat {pairs_repeat}"
+    return line
 
 
 def fit_turns(corpus_root: Path) -> list[Turn]:
@@ -213,21 +251,24 @@ def arguments(argv: list[str], steps: int, out: Path, layers: int = LAYERS
 
 
 def fit(rows: list[tuple[list[int], list[int], float]], steps: int, out: Path, *,
-        layers: int = LAYERS, positive_weight: float = POSITIVE_WEIGHT, lr: float = LR) -> None:
-    """Train from MiniLM's first layers on (ids, type ids, label) rows; save to `out`
-    every 300 steps and at the end."""
+        layers: int = LAYERS, positive_weight: float = POSITIVE_WEIGHT, lr: float = LR,
+        head_lr: float = HEAD_LR, params: dict | None = None) -> None:
+    """Train from MiniLM's first layers (or from `params`) on (ids, type ids, label) rows;
+    save to `out` every 300 steps and at the end."""
     import jax.numpy as jnp
     import optax
 
     print(f"pairs: {len(rows)}, answers {int(sum(r[2] for r in rows))}", flush=True)
-    params = {k: jnp.asarray(v) for k, v in initial_params(layers=layers).items()}
+    start = initial_params(layers=layers) if params is None else {
+        k: np.asarray(v, np.float32) for k, v in params.items() if k != "layers"}
+    params = {k: jnp.asarray(v) for k, v in start.items()}
 
     def loss(p, words, types, mask, labels):
         logits = forward(p, words, types, mask)
         weight = jnp.where(labels > 0.5, positive_weight, 1.0)
         return jnp.mean(weight * optax.sigmoid_binary_cross_entropy(logits, labels))
 
-    run_steps(rows, steps, out, params, optimizer(params, steps, lr, HEAD_LR, WARMUP), loss,
+    run_steps(rows, steps, out, params, optimizer(params, steps, lr, head_lr, WARMUP), loss,
               BATCH)
 
 
@@ -310,8 +351,20 @@ def save(params, out: Path) -> None:
         np.savez(handle, **arrays)
 
 
+def stage(argv: list[str]) -> dict:
+    """[--sessions-only] [--from FILE] [--pairs-repeat N]: which stage train() runs."""
+    start = Path(argv[argv.index("--from") + 1]) if "--from" in argv else None
+    repeat = int(argv[argv.index("--pairs-repeat") + 1]) if "--pairs-repeat" in argv else 1
+    if start is not None and not start.with_suffix(".json").is_file():
+        raise SystemExit(f"--from {start}: no provenance beside it (train the first stage)")
+    if repeat < 1:
+        raise SystemExit("--pairs-repeat: at least 1")
+    return {"sessions_only": "--sessions-only" in argv, "start": start,
+            "pairs_repeat": repeat}
+
+
 def main(argv: list[str]) -> int:
-    print(json.dumps(train(*arguments(argv, STEPS, CROSS_FILE)), indent=1))
+    print(json.dumps(train(*arguments(argv, STEPS, CROSS_FILE), **stage(argv)), indent=1))
     return 0
 
 
