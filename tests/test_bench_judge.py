@@ -32,3 +32,25 @@ def test_install_footprint_counts_memsifts_own_weights_however_it_is_installed(t
     sizes = json.loads(out.stdout)
     weights = CROSS_FILE.stat().st_size + KIND_FILE.stat().st_size
     assert sizes["install"] - sizes["others"] > weights
+
+
+def test_the_held_chit_chat_report_reads_each_group_alone(tmp_path):
+    """Two groups in the held-pairs form: the report counts them, ranks within each group and
+    keeps at the judge's own threshold; no file, no report."""
+    from memsift.bench.judge import held_pairs_report
+
+    rows = [{"project": "held-a", "message": "Which city did Ilse move to?", "reply_before": "",
+             "answer": "9:10 am on 3 May, 2024, Ilse: boxes unpacked, Utrecht is home now!",
+             "near": ["9:12 am on 3 May, 2024, Ravi: send me photos of the canal when you can",
+                      "6:40 pm on 1 May, 2024, Ilse: my dentist moved too, what a week"]},
+            {"project": "held-b", "message": "and how did the exam go?",
+             "reply_before": "Ravi sat his driving test in June.",
+             "answer": "5:00 pm on 12 June, 2024, Ravi: PASSED. zero faults, the examiner smiled",
+             "near": ["8:00 am on 12 June, 2024, Ravi: test at 2, wish me luck"]}]
+    path = tmp_path / "held.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    report = held_pairs_report([path])
+    assert report["held_groups"] == 2
+    assert 0.0 <= report["held_auc"] <= 1.0 and report["held_answer_first"] in (0.0, 0.5, 1.0)
+    assert report["held_near_kept"] in (0.0, 1 / 3, 2 / 3, 1.0)
+    assert held_pairs_report([]) == {}

@@ -3,8 +3,9 @@
 Prints 11-way kind accuracy and search/no-search accuracy on the "test" rows of kinds.jsonl
 (never fitted), the item-score AUC and F1 at the threshold on held-out pairs, the worth-keeping
 accuracy, the same judge on the labelled corpus's validation sessions (kinds in context, AUC
-of answers against same-subject items, reminders found and added for nothing), the
-fresh-process wall time of one judged message, and the install footprint.
+of answers against same-subject items, reminders found and added for nothing), the same on
+the chit-chat groups held apart (corpus/held-pairs), the fresh-process wall time of one judged
+message, and the install footprint.
 """
 
 from __future__ import annotations
@@ -132,6 +133,38 @@ def corpus_report(heads_file: Path | None = None) -> dict:
                             for k in ("gated", "not_candidate", "below_bar", "dropped")}}
 
 
+def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None = None) -> dict:
+    """The shipped judge on corpus/held-pairs (groups no trainer reads: chit-chat between two
+    people, a line that answers a question about them and the same people's lines that do
+    not), each group read alone after its reply: the AUC of answers against those near misses
+    and how many of each the threshold keeps. Empty without the files (a wheel install)."""
+    from memsift.judge.corpus import CORPUS, held_pair_files, read_pair_files
+    from memsift.judge.local import LocalJudge
+    from memsift.judge.train_kinds import auc
+    from memsift.model.embed import embed
+
+    groups = read_pair_files(held_pair_files(CORPUS) if paths is None else paths)
+    if not groups:
+        return {}
+    judge = LocalJudge(heads_file) if heads_file else LocalJudge()
+    answers, near, first = [], [], 0
+    for group in groups:
+        items = [group["answer"], *group["near"]]
+        judge.set_turns([("assistant", group["reply_before"])] if group["reply_before"] else [])
+        got = judge.score_vectors(judge.embed_message(group["message"]), embed(items),
+                                  group["message"], items)
+        answers.append(got[0])
+        near += got[1:]
+        first += all(got[0] > other for other in got[1:])
+    scores = np.asarray(answers + near)
+    labels = np.asarray([1] * len(answers) + [0] * len(near))
+    bar = judge.threshold()
+    return {"held_groups": len(groups), "held_auc": auc(scores, labels),
+            "held_answer_first": first / len(groups),
+            "held_answers_kept": float(np.mean(np.asarray(answers) >= bar)),
+            "held_near_kept": float(np.mean(np.asarray(near) >= bar))}
+
+
 def worth_report() -> dict:
     from memsift.judge.local import LocalJudge
     from memsift.judge.train_kinds import read_jsonl
@@ -213,6 +246,7 @@ def _size(path) -> int:
 
 def main(as_json: bool = False) -> None:
     report = {**kind_report(), **pair_report(), **worth_report(), **corpus_report(),
+              **held_pairs_report(),
               **fresh_process_report(), **install_report()}
     if as_json:
         print(json.dumps(report, indent=2))
@@ -246,6 +280,11 @@ def _print_table(r: dict) -> None:
         line("    answer not among the judged", str(lost["not_candidate"]))
         line("    judged below the bars", str(lost["below_bar"]))
         line("    dropped: the session already held it", str(lost["dropped"]))
+    if r.get("held_groups"):
+        line(f"chit-chat held apart ({r['held_groups']} groups): AUC", f"{r['held_auc']:.3f}")
+        line("  answer ranked above its near misses", f"{r['held_answer_first']:.3f}")
+        line("  kept at threshold: answers", f"{r['held_answers_kept']:.3f}")
+        line("  kept at threshold: near misses", f"{r['held_near_kept']:.3f}")
     line(f"fresh process, one judged message (n={r['fresh_runs']})",
          f"p50 {r['fresh_p50_ms']:.0f} ms", f"p95 {r['fresh_p95_ms']:.0f} ms, p50 <= 250 ms")
     line("  same, CPU time (user + system)", f"p50 {r['fresh_cpu_p50_ms']:.0f} ms",
