@@ -266,9 +266,34 @@ def _server_pid(files) -> int | None:
     return pid
 
 
-def stop(environ=None) -> bool:
-    """Ask the server of this environment to exit; True when one was listening."""
-    return _request(environ, "stop", 2.0) is not None
+def stop(environ=None, wait_s: float = 0.0) -> bool:
+    """Ask the server of this environment to exit; True when one was listening. With `wait_s`,
+    wait up to that long for its process to be gone (it removes its socket and writes its last
+    log line as it goes: whoever deletes its folder next must not race it)."""
+    reply = _request(environ, "stop", 2.0)
+    if reply is None:
+        return False
+    pid = reply.get("pid")
+    if wait_s > 0 and isinstance(pid, int):
+        deadline = time.monotonic() + wait_s
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    return True
+
+
+def _alive(pid: int) -> bool:
+    """The process runs (a zombie waiting for its parent to reap it has finished)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with contextlib.suppress(OSError, IndexError):
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            stat = handle.read()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    return True
 
 
 def status(environ=None) -> dict:
@@ -439,7 +464,7 @@ def _serve_one(conn: socket.socket, state: _State) -> None:
             _send_message(conn, {"error": "protocol"})
         elif op == "stop":
             state.stopping = True
-            _send_message(conn, {"stopping": True})
+            _send_message(conn, {"stopping": True, "pid": os.getpid()})
         elif op == "status":
             _send_message(conn, {"pid": os.getpid(), "answered": state.answered,
                                  "since": state.since, "idle_s": state.idle_s})

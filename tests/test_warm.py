@@ -95,6 +95,18 @@ def test_the_warm_server_answers_the_next_prompt_as_the_hook_process_did(warm_en
     assert not running()
 
 
+def test_stop_can_wait_until_the_server_is_gone(warm_env, project):
+    """Whoever deletes the server's folder next (a benchmark's temporary home) waits for it:
+    once stop(wait_s=...) returns, its process has exited and its socket is removed."""
+    hook(project, "s1")
+    assert wait_for(running)
+    pid = warm.status()["pid"]
+    assert warm.stop(wait_s=10)
+    assert not _alive(pid)
+    assert not os.path.exists(files()["sock"])
+    assert not warm.stop(wait_s=10)  # nobody listening: answered at once
+
+
 def test_a_killed_server_costs_nothing_and_the_next_prompt_starts_another(warm_env, project):
     hook(project, "s1")
     assert wait_for(running)

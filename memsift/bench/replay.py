@@ -34,6 +34,7 @@ from memsift.bench.scoring import items_added
 from memsift.paths import get_paths
 
 HOOK_TIMEOUT_S = 30.0  # a hung hook is a failed turn, not a hung benchmark
+STOP_WAIT_S = 5.0  # the warm server removes its files as it exits: its folder goes after it
 BASELINE_MIN_CHARS = 5  # the official plugin skips shorter messages
 BASELINE_TOP_K = 5  # ...and injects its top 5 recall results
 SESSION_ID = "bench-replay"
@@ -186,7 +187,7 @@ def stop_warm(env: dict) -> None:
     """The replay's warm server (memsift.warm) goes with its home."""
     from memsift import warm
 
-    warm.stop(env)
+    warm.stop(env, wait_s=STOP_WAIT_S)
 
 
 def run_hook(prompt: str, transcript: Transcript, index: int, env: dict) -> tuple[str, float]:
