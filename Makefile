@@ -57,6 +57,7 @@ tmux:
 TRAIN_VENV := $(CACHE)/train-venv
 CROSS_STAGE_STEPS := 2000
 CROSS_PAIRS_REPEAT := 4
+CROSS_GROUP_NEGATIVES := 3
 $(TRAIN_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(TRAIN_VENV)
 	$(TRAIN_VENV)/bin/pip install --quiet jax==0.10.2 jaxlib==0.10.2 optax==0.2.8
@@ -66,7 +67,8 @@ $(TRAIN_VENV)/.installed: pyproject.toml
 train-cross: $(TRAIN_VENV)/.installed
 	$(TRAIN_VENV)/bin/python -m memsift.training.cross --sessions-only
 	$(TRAIN_VENV)/bin/python -m memsift.training.cross --from memsift/data/cross_encoder.npz \
-	  --steps $(CROSS_STAGE_STEPS) --pairs-repeat $(CROSS_PAIRS_REPEAT)
+	  --steps $(CROSS_STAGE_STEPS) --pairs-repeat $(CROSS_PAIRS_REPEAT) \
+	  --group-negatives $(CROSS_GROUP_NEGATIVES)
 
 # The kind encoder (memsift/data/kind_encoder.npz, all six layers, ~45 minutes): the message's
 # kind and its need for memory, read with the turn before; train it before `make train`, which

@@ -121,7 +121,8 @@ def test_a_second_stage_names_the_weights_it_starts_from(tmp_path):
     its provenance beside it is refused (the chain would not be reproducible)."""
     from memsift.training.cross import command, stage
 
-    assert stage(["--steps", "5"]) == {"sessions_only": False, "start": None, "pairs_repeat": 1}
+    assert stage(["--steps", "5"]) == {"sessions_only": False, "start": None, "pairs_repeat": 1,
+                                       "group_negatives": 0}
     assert stage(["--from", str(CROSS_FILE), "--pairs-repeat", "3"])["pairs_repeat"] == 3
     with pytest.raises(SystemExit, match="provenance"):
         stage(["--from", str(tmp_path / "bare.npz")])
@@ -130,6 +131,26 @@ def test_a_second_stage_names_the_weights_it_starts_from(tmp_path):
     line = command("memsift.training.cross", 2000, 3, start=CROSS_FILE, pairs_repeat=3)
     assert line.endswith("--from memsift/data/cross_encoder.npz --pairs-repeat 3")
     assert "--sessions-only" in command("memsift.training.cross", 6000, 3, sessions_only=True)
+
+
+def test_group_negatives_are_other_groups_items_mostly_the_same_peoples():
+    """Each group is also read against other groups' items as non-answers: two in three
+    from its own project's other groups, never its own answer or near misses, the same
+    draw every run."""
+    from memsift.training.cross import other_items, stem
+
+    assert stem("chat-arts-priya-mateo-07") == "chat-arts-priya-mateo"
+    assert stem("kestrel") == "kestrel"
+    groups = [{"project": f"{who}-{n:02d}", "message": f"q {who} {n}",
+               "answer": f"a {who} {n}", "near": [f"n {who} {n}"]}
+              for who in ("ana-ben", "cy-dee") for n in range(1, 5)]
+    picked = other_items(groups, 3)
+    assert picked == other_items(groups, 3)
+    for group, items in zip(groups, picked, strict=True):
+        assert len(items) == 3 and len(set(items)) == 3
+        assert not {group["answer"], *group["near"]} & set(items)
+        own = stem(group["project"])
+        assert sum(item.split()[1] == own for item in items) == 2
 
 
 def test_the_shipped_cross_encoder_reads_the_reply_before_the_message():

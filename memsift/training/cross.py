@@ -1,7 +1,8 @@
 """Fine-tune the cross-encoder (memsift/model/cross.py) on the labelled corpus, with JAX on CPU.
 
     make train-cross   # or: python -m memsift.training.cross [--steps N] [--layers N] [--out FILE]
-                       #         [--sessions-only] [--from FILE --pairs-repeat N]
+                       #         [--sessions-only] [--from FILE --pairs-repeat N
+                       #          --group-negatives N]
 
 Starts from all-MiniLM-L6-v2's own first LAYERS layers, or --layers of its six (the weights
 the embedding model ships), keeps its word embeddings frozen, and trains the layers and a head on [CLS] with
@@ -14,7 +15,8 @@ in cross_encoder.json.
 
 `make train-cross` runs two stages: the sessions' pairs alone (--sessions-only), then, from
 those weights (--from), the sessions' pairs and the groups together, the groups repeated
-(--pairs-repeat) so that a few thousand of them weigh against ~59,000 session pairs. The second
+(--pairs-repeat) so that a few thousand of them weigh against ~59,000 session pairs, each
+group's message also read against items of other groups (--group-negatives). The second
 stage's record holds the first's (`from`), so the chain is what the provenance names.
 """
 
@@ -80,18 +82,57 @@ def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
     return out
 
 
-def pair_examples(groups: list[dict]) -> list[tuple[list[int], list[int], float]]:
+def pair_examples(groups: list[dict], negatives: int = 0
+                  ) -> list[tuple[list[int], list[int], float]]:
     """corpus/cross-pairs: each group's answer (1) and near misses (0), read after the reply
-    before the message as the sessions' items are."""
+    before the message as the sessions' items are; and `negatives` items of other groups
+    (other_items) as more non-answers."""
     out = []
-    for group in groups:
+    others = other_items(groups, negatives) if negatives else [[] for _ in groups]
+    for group, extra in zip(groups, others, strict=True):
         context = group.get("reply_before", "")
         ids, types = pair_ids(group["message"], context, group["answer"])
         out.append((ids, types, 1.0))
-        for near in group["near"]:
+        for near in [*group["near"], *extra]:
             ids, types = pair_ids(group["message"], context, near)
             out.append((ids, types, 0.0))
     return out
+
+
+def stem(project: str) -> str:
+    """A group's project without its number: "chat-arts-priya-mateo-07" -> its pair of
+    friends, "chat-arts-priya-mateo", whose other groups are the same people's lines."""
+    head, _, tail = project.rpartition("-")
+    return head if head and tail.isdigit() else project
+
+
+def other_items(groups: list[dict], count: int, seed: int = SEED) -> list[list[str]]:
+    """For each group, `count` items of other groups: two in three from the same project's
+    (the same people, another question), the rest from other projects. A group answers one
+    question among many lines, and a memory holds hundreds of the same people's lines: with
+    only its answer and one to three near misses, a group teaches that a line in its style
+    answers one time in three."""
+    rng = np.random.default_rng(seed)
+    by_stem: dict[str, list[str]] = {}
+    for group in groups:
+        by_stem.setdefault(stem(group["project"]), []).extend([group["answer"], *group["near"]])
+    picked = []
+    for group in groups:
+        own, mine = {group["answer"], *group["near"]}, stem(group["project"])
+        same = [i for i in by_stem[mine] if i not in own]
+        elsewhere = [i for name, items in by_stem.items() if name != mine for i in items
+                     if i not in own]
+        first = min(len(same), round(count * 2 / 3) if elsewhere else count)
+        chosen = [same[k] for k in rng.permutation(len(same))[:first]]
+        # the rest from other projects: a sample of indices, not a permutation of thousands
+        for k in rng.choice(len(elsewhere), min(len(elsewhere), 4 * count), replace=False) \
+                if elsewhere else []:
+            if len(chosen) == count:
+                break
+            if elsewhere[k] not in chosen:
+                chosen.append(elsewhere[k])
+        picked.append(chosen)
+    return picked
 
 
 def initial_params(outputs: int = 1, layers: int = LAYERS) -> dict[str, np.ndarray]:
@@ -174,7 +215,7 @@ def batch_arrays(rows, word_q, word_scale):
 
 def train(steps: int = STEPS, out: Path = CROSS_FILE, layers: int = LAYERS,
           corpus_root: Path = CORPUS, *, sessions_only: bool = False,
-          start: Path | None = None, pairs_repeat: int = 1) -> dict:
+          start: Path | None = None, pairs_repeat: int = 1, group_negatives: int = 0) -> dict:
     """One stage: from MiniLM's layers, or from the weights in `start` (a second stage, which
     keeps their layers and records their provenance as `from`)."""
     started = time.time()
@@ -182,7 +223,7 @@ def train(steps: int = STEPS, out: Path = CROSS_FILE, layers: int = LAYERS,
     initial = read_weights(start) if start else None  # read before `out` (maybe it) is written
     rows = examples(fit_turns(corpus_root))
     groups = [] if sessions_only else read_cross_pairs(corpus_root)
-    extra = pair_examples(groups)
+    extra = pair_examples(groups, group_negatives)
     if initial is None:
         fit(rows + extra * pairs_repeat, steps, out, layers=layers)
     else:
@@ -190,7 +231,7 @@ def train(steps: int = STEPS, out: Path = CROSS_FILE, layers: int = LAYERS,
         fit(rows + extra * pairs_repeat, steps, out, layers=layers, lr=CONTINUE_LR,
             head_lr=CONTINUE_LR, params=initial)
     line = command("memsift.training.cross", steps, layers, sessions_only=sessions_only,
-                   start=start, pairs_repeat=pairs_repeat)
+                   start=start, pairs_repeat=pairs_repeat, group_negatives=group_negatives)
     if before is not None:
         first = before["command"]
         if not before.get("cross_pairs") and "--sessions-only" not in first:
@@ -200,12 +241,13 @@ def train(steps: int = STEPS, out: Path = CROSS_FILE, layers: int = LAYERS,
                     "cross_pairs_sha256": cross_pairs_hash(corpus_root) if groups
                     else hashlib.sha256().hexdigest()}
     if start is not None:
-        counts.update(pairs_repeat=pairs_repeat, **{"from": before})
+        counts.update(pairs_repeat=pairs_repeat, group_negatives=group_negatives,
+                      **{"from": before})
     return write_record(out, line, corpus_root, steps, started, **counts)
 
 
 def command(module: str, steps: int, layers: int, *, sessions_only: bool = False,
-            start: Path | None = None, pairs_repeat: int = 1) -> str:
+            start: Path | None = None, pairs_repeat: int = 1, group_negatives: int = 0) -> str:
     """The command that trains what `module` writes, as its provenance records it."""
     line = f"python -m {module} --steps {steps} --layers {layers}"
     if sessions_only:
@@ -215,6 +257,8 @@ def command(module: str, steps: int, layers: int, *, sessions_only: bool = False
         line += f" --from {path.relative_to(REPO) if path.is_relative_to(REPO) else path}"
     if pairs_repeat != 1:
         line += f" --pairs-repeat {pairs_repeat}"
+    if group_negatives:
+        line += f" --group-negatives {group_negatives}"
     return line
 
 
@@ -352,15 +396,20 @@ def save(params, out: Path) -> None:
 
 
 def stage(argv: list[str]) -> dict:
-    """[--sessions-only] [--from FILE] [--pairs-repeat N]: which stage train() runs."""
+    """[--sessions-only] [--from FILE] [--pairs-repeat N] [--group-negatives N]: which stage
+    train() runs."""
     start = Path(argv[argv.index("--from") + 1]) if "--from" in argv else None
     repeat = int(argv[argv.index("--pairs-repeat") + 1]) if "--pairs-repeat" in argv else 1
+    negatives = (int(argv[argv.index("--group-negatives") + 1])
+                 if "--group-negatives" in argv else 0)
     if start is not None and not start.with_suffix(".json").is_file():
         raise SystemExit(f"--from {start}: no provenance beside it (train the first stage)")
     if repeat < 1:
         raise SystemExit("--pairs-repeat: at least 1")
+    if negatives < 0:
+        raise SystemExit("--group-negatives: 0 or more")
     return {"sessions_only": "--sessions-only" in argv, "start": start,
-            "pairs_repeat": repeat}
+            "pairs_repeat": repeat, "group_negatives": negatives}
 
 
 def main(argv: list[str]) -> int:
