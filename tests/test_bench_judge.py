@@ -36,14 +36,16 @@ def test_install_footprint_counts_memsifts_own_weights_however_it_is_installed(t
 
 def test_the_held_chit_chat_report_reads_each_group_alone(tmp_path):
     """Two groups in the held-pairs form: the report counts them, ranks within each group and
-    keeps at the judge's own threshold; no file, no report."""
+    against the same people's other answers, and keeps at the judge's own threshold; no file,
+    no report."""
     from memsift.bench.judge import held_pairs_report
 
-    rows = [{"project": "held-a", "message": "Which city did Ilse move to?", "reply_before": "",
+    rows = [{"project": "held-ilse-ravi-01", "message": "Which city did Ilse move to?",
+             "reply_before": "",
              "answer": "9:10 am on 3 May, 2024, Ilse: boxes unpacked, Utrecht is home now!",
              "near": ["9:12 am on 3 May, 2024, Ravi: send me photos of the canal when you can",
                       "6:40 pm on 1 May, 2024, Ilse: my dentist moved too, what a week"]},
-            {"project": "held-b", "message": "and how did the exam go?",
+            {"project": "held-ilse-ravi-02", "message": "and how did the exam go?",
              "reply_before": "Ravi sat his driving test in June.",
              "answer": "5:00 pm on 12 June, 2024, Ravi: PASSED. zero faults, the examiner smiled",
              "near": ["8:00 am on 12 June, 2024, Ravi: test at 2, wish me luck"]}]
@@ -53,4 +55,10 @@ def test_the_held_chit_chat_report_reads_each_group_alone(tmp_path):
     assert report["held_groups"] == 2
     assert 0.0 <= report["held_auc"] <= 1.0 and report["held_answer_first"] in (0.0, 0.5, 1.0)
     assert report["held_near_kept"] in (0.0, 1 / 3, 2 / 3, 1.0)
+    # the same people: each answer is also ranked against the other group's answer
+    assert report["held_answer_first_of_answers"] in (0.0, 0.5, 1.0)
+    assert report["held_other_answers_kept"] in (0.0, 0.5, 1.0)
+    alone = tmp_path / "alone.jsonl"
+    alone.write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
+    assert "held_auc_other_answers" not in held_pairs_report([alone])
     assert held_pairs_report([]) == {}

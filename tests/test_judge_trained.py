@@ -133,11 +133,11 @@ def test_a_second_stage_names_the_weights_it_starts_from(tmp_path):
     assert "--sessions-only" in command("memsift.training.cross", 6000, 3, sessions_only=True)
 
 
-def test_group_negatives_are_other_groups_items_mostly_the_same_peoples():
-    """Each group is also read against other groups' items as non-answers: two in three
-    from its own project's other groups, never its own answer or near misses, the same
-    draw every run."""
-    from memsift.training.cross import other_items, stem
+def test_group_negatives_are_other_groups_answers_mostly_the_same_peoples():
+    """Each group is also read against other groups' answers as non-answers: two in three
+    from its own project's other groups, never its own items, the same draw every run."""
+    from memsift.judge.corpus import stem
+    from memsift.training.cross import other_items
 
     assert stem("chat-arts-priya-mateo-07") == "chat-arts-priya-mateo"
     assert stem("kestrel") == "kestrel"
@@ -149,6 +149,7 @@ def test_group_negatives_are_other_groups_items_mostly_the_same_peoples():
     for group, items in zip(groups, picked, strict=True):
         assert len(items) == 3 and len(set(items)) == 3
         assert not {group["answer"], *group["near"]} & set(items)
+        assert all(item.startswith("a ") for item in items)  # other questions' answers
         own = stem(group["project"])
         assert sum(item.split()[1] == own for item in items) == 2
 

@@ -25,6 +25,7 @@ import numpy as np
 from memsift.judge.base import SEARCH_KINDS, needs_search
 
 FRESH_RUNS = 20  # fresh processes timed for the wall-time percentiles
+OTHER_ANSWERS = 3  # held chit-chat: the same people's answers to other questions per group
 INSTALL_BEFORE_MODELS_MB = 143.6  # the default install before memsift shipped trained weights
 TARGETS = {"kind_accuracy": 0.90, "search_accuracy": 0.95, "fresh_p50_ms": 250,
            "install_mb": INSTALL_BEFORE_MODELS_MB + 25}  # they may add at most 25 MB
@@ -137,8 +138,10 @@ def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None =
     """The shipped judge on corpus/held-pairs (groups no trainer reads: chit-chat between two
     people, a line that answers a question about them and the same people's lines that do
     not), each group read alone after its reply: the AUC of answers against those near misses
-    and how many of each the threshold keeps. Empty without the files (a wheel install)."""
-    from memsift.judge.corpus import CORPUS, held_pair_files, read_pair_files
+    and how many of each the threshold keeps; and the same against the same people's answers
+    to other questions (OTHER_ANSWERS of them), which are written as fully as the answer while
+    its near misses are often shorter. Empty without the files (a wheel install)."""
+    from memsift.judge.corpus import CORPUS, held_pair_files, read_pair_files, stem
     from memsift.judge.local import LocalJudge
     from memsift.judge.train_kinds import auc
     from memsift.model.embed import embed
@@ -147,22 +150,40 @@ def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None =
     if not groups:
         return {}
     judge = LocalJudge(heads_file) if heads_file else LocalJudge()
-    answers, near, first = [], [], 0
+    by_stem: dict[str, list[str]] = {}
     for group in groups:
-        items = [group["answer"], *group["near"]]
+        by_stem.setdefault(stem(group["project"]), []).append(group["answer"])
+    answers, near, others, first, first_of_answers = [], [], [], 0, 0
+    for group in groups:
         judge.set_turns([("assistant", group["reply_before"])] if group["reply_before"] else [])
-        got = judge.score_vectors(judge.embed_message(group["message"]), embed(items),
-                                  group["message"], items)
+        query, message = judge.embed_message(group["message"]), group["message"]
+        items = [group["answer"], *group["near"]]
+        got = list(judge.score_vectors(query, embed(items), message, items))
         answers.append(got[0])
         near += got[1:]
         first += all(got[0] > other for other in got[1:])
+        # the same people's answers to other questions: written as fully as this one's answer
+        # (its near misses are often shorter), so length and a photo's caption tell nothing
+        rest = [a for a in by_stem[stem(group["project"])] if a != group["answer"]]
+        if rest:
+            items = [group["answer"], *rest[:OTHER_ANSWERS]]
+            got = list(judge.score_vectors(query, embed(items), message, items))
+            others += got[1:]
+            first_of_answers += all(got[0] > other for other in got[1:])
     scores = np.asarray(answers + near)
     labels = np.asarray([1] * len(answers) + [0] * len(near))
     bar = judge.threshold()
-    return {"held_groups": len(groups), "held_auc": auc(scores, labels),
-            "held_answer_first": first / len(groups),
-            "held_answers_kept": float(np.mean(np.asarray(answers) >= bar)),
-            "held_near_kept": float(np.mean(np.asarray(near) >= bar))}
+    report = {"held_groups": len(groups), "held_auc": auc(scores, labels),
+              "held_answer_first": first / len(groups),
+              "held_answers_kept": float(np.mean(np.asarray(answers) >= bar)),
+              "held_near_kept": float(np.mean(np.asarray(near) >= bar))}
+    if others:
+        report.update(
+            held_auc_other_answers=auc(np.asarray(answers + others),
+                                       np.asarray([1] * len(answers) + [0] * len(others))),
+            held_answer_first_of_answers=first_of_answers / len(groups),
+            held_other_answers_kept=float(np.mean(np.asarray(others) >= bar)))
+    return report
 
 
 def worth_report() -> dict:
@@ -285,6 +306,10 @@ def _print_table(r: dict) -> None:
         line("  answer ranked above its near misses", f"{r['held_answer_first']:.3f}")
         line("  kept at threshold: answers", f"{r['held_answers_kept']:.3f}")
         line("  kept at threshold: near misses", f"{r['held_near_kept']:.3f}")
+    if r.get("held_auc_other_answers") is not None:
+        line("  against other questions' answers: AUC", f"{r['held_auc_other_answers']:.3f}")
+        line("    answer ranked above them", f"{r['held_answer_first_of_answers']:.3f}")
+        line("    kept at threshold: other answers", f"{r['held_other_answers_kept']:.3f}")
     line(f"fresh process, one judged message (n={r['fresh_runs']})",
          f"p50 {r['fresh_p50_ms']:.0f} ms", f"p95 {r['fresh_p95_ms']:.0f} ms, p50 <= 250 ms")
     line("  same, CPU time (user + system)", f"p50 {r['fresh_cpu_p50_ms']:.0f} ms",

@@ -125,6 +125,13 @@ def read_pair_files(paths: Iterable[Path]) -> list[dict]:
     return [row for path in paths for row in jsonl_rows(path)]
 
 
+def stem(project: str) -> str:
+    """A group's project without its number: "chat-arts-priya-mateo-07" -> its pair of
+    friends, "chat-arts-priya-mateo", whose other groups are the same people's lines."""
+    head, _, tail = project.rpartition("-")
+    return head if head and tail.isdigit() else project
+
+
 def jsonl_rows(path: Path) -> list[dict]:
     """A JSON-lines file's rows, blank lines skipped."""
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()

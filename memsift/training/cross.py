@@ -40,6 +40,7 @@ from memsift.judge.corpus import (
     cross_pairs_hash,
     read_corpus,
     read_cross_pairs,
+    stem,
 )
 from memsift.model.cross import CROSS_FILE, pair_ids, quantize, read_weights
 from memsift.model.embed import DIM, HEADS, LN_EPS, get_model
@@ -99,23 +100,17 @@ def pair_examples(groups: list[dict], negatives: int = 0
     return out
 
 
-def stem(project: str) -> str:
-    """A group's project without its number: "chat-arts-priya-mateo-07" -> its pair of
-    friends, "chat-arts-priya-mateo", whose other groups are the same people's lines."""
-    head, _, tail = project.rpartition("-")
-    return head if head and tail.isdigit() else project
-
-
 def other_items(groups: list[dict], count: int, seed: int = SEED) -> list[list[str]]:
-    """For each group, `count` items of other groups: two in three from the same project's
-    (the same people, another question), the rest from other projects. A group answers one
-    question among many lines, and a memory holds hundreds of the same people's lines: with
-    only its answer and one to three near misses, a group teaches that a line in its style
-    answers one time in three."""
+    """For each group, `count` answers of other groups: two in three from the same project's
+    (the same people, another question), the rest from other projects. A memory holds
+    hundreds of the same people's lines, one of which answers; and an answer is written
+    fuller than its near misses (longer, a photo's caption more often), so with only its own
+    items a group teaches that a long line answers. Other questions' answers are the lines
+    that look most like answers and are not."""
     rng = np.random.default_rng(seed)
     by_stem: dict[str, list[str]] = {}
     for group in groups:
-        by_stem.setdefault(stem(group["project"]), []).extend([group["answer"], *group["near"]])
+        by_stem.setdefault(stem(group["project"]), []).append(group["answer"])
     picked = []
     for group in groups:
         own, mine = {group["answer"], *group["near"]}, stem(group["project"])
