@@ -50,10 +50,11 @@ tmux:
 
 # Training the local judge on corpus/ (docs/decision-model.md): JAX on the CPU, in its own venv
 # so memsift's install stays numpy-only. Not part of `make test`; about three hours in all on
-# a quiet 2-core machine. train-cross writes memsift/data/cross_encoder.npz in two stages (the
-# sessions' pairs, ~2 hours; then with corpus/cross-pairs' groups, ~40 minutes),
-# train-kinds memsift/data/kind_encoder.npz, then train the heads stacked on both
-# (memsift/data/judge_local.npz, ~10 minutes); each writes its provenance beside it.
+# a quiet 2-core machine. train-cross writes memsift/data/cross_encoder.npz from the sessions'
+# pairs (~2 hours), train-kinds memsift/data/kind_encoder.npz, then train the heads stacked on
+# both (memsift/data/judge_local.npz, ~20 minutes); each writes its provenance beside it.
+# train-cross-groups continues the cross-encoder on corpus/cross-pairs' groups (~25 minutes; its
+# record chains both stages): measured, not shipped (docs/decision-model.md says why).
 TRAIN_VENV := $(CACHE)/train-venv
 CROSS_STAGE_STEPS := 2000
 CROSS_PAIRS_REPEAT := 4
@@ -66,6 +67,9 @@ $(TRAIN_VENV)/.installed: pyproject.toml
 
 train-cross: $(TRAIN_VENV)/.installed
 	$(TRAIN_VENV)/bin/python -m memsift.training.cross --sessions-only
+
+.PHONY: train-cross-groups
+train-cross-groups: $(TRAIN_VENV)/.installed
 	$(TRAIN_VENV)/bin/python -m memsift.training.cross --from memsift/data/cross_encoder.npz \
 	  --steps $(CROSS_STAGE_STEPS) --pairs-repeat $(CROSS_PAIRS_REPEAT) \
 	  --group-negatives $(CROSS_GROUP_NEGATIVES)

@@ -13,11 +13,12 @@ not (0); and the groups of corpus/cross-pairs/ (a message, the note that answers
 near misses), patterns the sessions hold too few of. Writes int8 layers (memsift.model.cross.quantize), and their provenance beside them
 in cross_encoder.json.
 
-`make train-cross` runs two stages: the sessions' pairs alone (--sessions-only), then, from
-those weights (--from), the sessions' pairs and the groups together, the groups repeated
-(--pairs-repeat) so that a few thousand of them weigh against ~59,000 session pairs, each
-group's message also read against items of other groups (--group-negatives). The second
-stage's record holds the first's (`from`), so the chain is what the provenance names.
+`make train-cross` trains on the sessions' pairs alone (--sessions-only: what ships). `make
+train-cross-groups` continues from those weights (--from) on the sessions' pairs and the
+groups together, the groups repeated (--pairs-repeat) so that a few thousand of them weigh
+against ~59,000 session pairs, each group's message also read against other groups' answers
+(--group-negatives). Its record holds the first stage's (`from`), so the chain is what the
+provenance names. docs/decision-model.md gives what it measured and why it does not ship.
 """
 
 from __future__ import annotations
