@@ -1,4 +1,5 @@
-"""Atomic writes and inter-process locks: nothing the user kept is ever lost."""
+"""Atomic writes, inter-process locks and whether a process runs: nothing the user kept is ever
+lost."""
 
 from __future__ import annotations
 
@@ -70,3 +71,18 @@ def file_lock(path: Path, timeout: float = 10.0) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def process_alive(pid: int) -> bool:
+    """The process runs: a zombie, finished and waiting for its parent to reap it, does not."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with contextlib.suppress(OSError, IndexError):
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            stat = handle.read()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    return True  # no /proc (macOS): signal 0 is all there is

@@ -270,29 +270,16 @@ def stop(environ=None, wait_s: float = 0.0) -> bool:
     """Ask the server of this environment to exit; True when one was listening. With `wait_s`,
     wait up to that long for its process to be gone (it removes its socket and writes its last
     log line as it goes: whoever deletes its folder next must not race it)."""
+    from memsift.fsutil import process_alive
+
     reply = _request(environ, "stop", 2.0)
     if reply is None:
         return False
     pid = reply.get("pid")
     if wait_s > 0 and isinstance(pid, int):
         deadline = time.monotonic() + wait_s
-        while _alive(pid) and time.monotonic() < deadline:
+        while process_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.02)
-    return True
-
-
-def _alive(pid: int) -> bool:
-    """The process runs (a zombie waiting for its parent to reap it has finished)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    with contextlib.suppress(OSError, IndexError):
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-            stat = handle.read()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
     return True
 
 

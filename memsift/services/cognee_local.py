@@ -12,10 +12,10 @@ import subprocess
 import time
 from pathlib import Path
 
+from memsift.fsutil import process_alive
 from memsift.services.cognee_server import (
     CogneeServerError,
     ServerPlan,
-    alive,
     cognee_python,
     create_api_key,
     start_cognee,
@@ -63,7 +63,7 @@ def start_local(settings, port: int = DEFAULT_PORT) -> dict:
     from memsift.paths import ensure_dir
 
     state = read_server_state(settings)
-    if state and all(alive(pid) for pid in state.get("pids", [])):
+    if state and all(process_alive(pid) for pid in state.get("pids", [])):
         return state
     python = cognee_python(settings)
     if python is None or not python.exists():
@@ -124,7 +124,7 @@ def local_status(settings) -> dict:
         client = CogneeClient(url, settings["cognee.api_key"])
         healthy = client.health()
         client.close()
-    return {"url": url, "local": bool(state), "running": bool(pids) and all(map(alive, pids)),
+    return {"url": url, "local": bool(state), "running": bool(pids) and all(map(process_alive, pids)),
             "healthy": healthy, "offline": state.get("offline"),
             "api_key": bool(settings["cognee.api_key"])}
 

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import httpx
 
+from memsift.fsutil import process_alive
+
 COGNEE_VERSION = "1.6.5"  # the version whose API shapes memsift was checked against
 HEALTH_TIMEOUT_S = 180.0  # healthy after 10-12 s on a quiet machine; far more on a busy one
 MODEL_SERVER_TIMEOUT_S = 60.0  # the model server prints its URL once its port is bound
@@ -212,7 +214,7 @@ def stop_process(pid: int, grace_s: float = STOP_GRACE_S) -> bool:
             if os.waitpid(pid, os.WNOHANG)[0] == pid:
                 return True
         except ChildProcessError:  # not our child: poll for its end instead
-            if not alive(pid):
+            if not process_alive(pid):
                 return True
         time.sleep(0.1)
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -232,16 +234,6 @@ def stop_child(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:
         proc.wait()
     if proc.stdout is not None:
         proc.stdout.close()
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # --- the one user and its key -------------------------------------------------------------------
