@@ -23,6 +23,7 @@ from fakes.polling import PATIENT_BUDGET, wait_for
 from memsift import warm
 from memsift.audit import read_audit
 from memsift.bench.replay import prepare
+from memsift.fsutil import process_alive
 
 NOTE = "The staging database listens on port 6543, not on 5432."
 QUESTION = "which port does the staging database use?"
@@ -102,7 +103,7 @@ def test_stop_can_wait_until_the_server_is_gone(warm_env, project):
     assert wait_for(running)
     pid = warm.status()["pid"]
     assert warm.stop(wait_s=10)
-    assert not _alive(pid)
+    assert not process_alive(pid)
     assert not os.path.exists(files()["sock"])
     assert not warm.stop(wait_s=10)  # nobody listening: answered at once
 
@@ -112,7 +113,7 @@ def test_a_killed_server_costs_nothing_and_the_next_prompt_starts_another(warm_e
     assert wait_for(running)
     pid = warm.status()["pid"]
     os.kill(pid, signal.SIGKILL)
-    assert wait_for(lambda: not _alive(pid), 10)
+    assert wait_for(lambda: not process_alive(pid), 10)
     assert os.path.exists(files()["sock"])  # left behind: nobody listens on it
 
     out, _ = hook(project, "s2")
@@ -207,15 +208,3 @@ def test_the_server_key_follows_the_environment_and_the_code(tmp_path):
     before = warm.key_for(env, str(package))
     (package / "mod.py").write_text("A = 22\n")
     assert warm.key_for(env, str(package)) != before
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    try:  # a zombie of ours until reaped is gone for this purpose
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
-            return handle.read().split()[2] != "Z"
-    except OSError:
-        return False

@@ -141,7 +141,13 @@ def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None =
     and how many of each the threshold keeps; and the same against the same people's answers
     to other questions (OTHER_ANSWERS of them), which are written as fully as the answer while
     its near misses are often shorter. Empty without the files (a wheel install)."""
-    from memsift.judge.corpus import CORPUS, held_pair_files, read_pair_files, stem
+    from memsift.judge.corpus import (
+        CORPUS,
+        answers_by_stem,
+        held_pair_files,
+        read_pair_files,
+        stem,
+    )
     from memsift.judge.local import LocalJudge
     from memsift.judge.train_kinds import auc
     from memsift.model.embed import embed
@@ -150,10 +156,8 @@ def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None =
     if not groups:
         return {}
     judge = LocalJudge(heads_file) if heads_file else LocalJudge()
-    by_stem: dict[str, list[str]] = {}
-    for group in groups:
-        by_stem.setdefault(stem(group["project"]), []).append(group["answer"])
-    answers, near, others, first, first_of_answers = [], [], [], 0, 0
+    by_stem = answers_by_stem(groups)
+    answers, near, others, first, first_of_answers, compared = [], [], [], 0, 0, 0
     for group in groups:
         judge.set_turns([("assistant", group["reply_before"])] if group["reply_before"] else [])
         query, message = judge.embed_message(group["message"]), group["message"]
@@ -170,6 +174,7 @@ def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None =
             got = list(judge.score_vectors(query, embed(items), message, items))
             others += got[1:]
             first_of_answers += all(got[0] > other for other in got[1:])
+            compared += 1
     scores = np.asarray(answers + near)
     labels = np.asarray([1] * len(answers) + [0] * len(near))
     bar = judge.threshold()
@@ -181,7 +186,7 @@ def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None =
         report.update(
             held_auc_other_answers=auc(np.asarray(answers + others),
                                        np.asarray([1] * len(answers) + [0] * len(others))),
-            held_answer_first_of_answers=first_of_answers / len(groups),
+            held_answer_first_of_answers=first_of_answers / compared,
             held_other_answers_kept=float(np.mean(np.asarray(others) >= bar)))
     return report
 

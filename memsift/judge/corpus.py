@@ -132,6 +132,14 @@ def stem(project: str) -> str:
     return head if head and tail.isdigit() else project
 
 
+def answers_by_stem(groups: list[dict]) -> dict[str, list[str]]:
+    """Each stem's answers, in the groups' order: the same people's answers to other questions."""
+    by_stem: dict[str, list[str]] = {}
+    for group in groups:
+        by_stem.setdefault(stem(group["project"]), []).append(group["answer"])
+    return by_stem
+
+
 def jsonl_rows(path: Path) -> list[dict]:
     """A JSON-lines file's rows, blank lines skipped."""
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()

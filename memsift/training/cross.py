@@ -37,6 +37,7 @@ from memsift.judge.corpus import (
     REPO,
     Turn,
     answered_before,
+    answers_by_stem,
     corpus_hash,
     cross_pairs_hash,
     read_corpus,
@@ -109,9 +110,7 @@ def other_items(groups: list[dict], count: int, seed: int = SEED) -> list[list[s
     items a group teaches that a long line answers. Other questions' answers are the lines
     that look most like answers and are not."""
     rng = np.random.default_rng(seed)
-    by_stem: dict[str, list[str]] = {}
-    for group in groups:
-        by_stem.setdefault(stem(group["project"]), []).append(group["answer"])
+    by_stem = answers_by_stem(groups)
     picked = []
     for group in groups:
         own, mine = {group["answer"], *group["near"]}, stem(group["project"])
