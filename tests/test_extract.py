@@ -39,3 +39,13 @@ def test_what_follows_a_dropped_done_and_stands_alone():
     assert note == "The config loader test now includes an avro topic."
     assert compose_fact("x", "Android and iOS both read it from config.json.").startswith(
         "Android and iOS")  # a sentence that opens with a word like "and" is left as it is
+
+
+def test_a_short_go_ahead_and_a_found_it_opening_are_not_part_of_the_fact():
+    note = compose_fact(
+        "fix it, I bet the reminder adds 24h instead of a calendar day",
+        "That was it: the scheduler added interval_days times 86,400,000 ms. It now adds "
+        "calendar days in the reminder's zone with date-fns-tz.")
+    assert note.startswith("I bet the reminder adds 24h instead of a calendar day")
+    assert "fix it" not in note.lower() and "That was it" not in note
+    assert "date-fns-tz" in note

@@ -42,11 +42,13 @@ _LEAD = re.compile(
     r"(?i)^(?:(?:yes|no|yep|nope|sure|ok(?:ay)?|right|agreed|correct|done|good (?:catch|call)|"
     r"nothing (?:decided|on record)(?: yet)?|not decided)[,.:;!]\s*|"
     r"i'?d say (?:yes|no)[,.:;]?\s*|i (?:wouldn'?t|would not)[,.:;]\s*|"
+    r"(?:that was it|that'?s it|found it|there it is)[,.:;!]\s*|"
     r"(?:i'?d|i would|i'?ll|we'?d|let'?s|my suggestion:?|i suggest)\s+(?=[a-z]))")
 _USER_ASIDE = re.compile(
     r"(?i)^(?:(?:ok(?:ay)?|so|hey|hi|alright|right|good|great|fine|cool|beleza|d'accord|"
     r"parfait|bon|ja|genau|perfect|yes|yeah|ah|hmm|then|and|also|btw)[,.!:]?\s+)+|"
-    r"^(?:please\s+)?(?:do it|go ahead|ship it|like that|sounds good)[,.:!]?\s*")
+    r"^(?:please\s+)?(?:do it|do that|fix it|fix that|try it|try that|go ahead|ship it|"
+    r"like that|sounds good)[,.:!]?\s*")
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=[A-Z`\"'(\[])|\n+")
 SHORT_INSTRUCTION_WORDS = 3  # "fix it", "do that": the subject is in the reply before
