@@ -8,8 +8,10 @@ first layers and a head on the mean of the last layer, read here over one exchan
 `keep`. The keep head's vectors see the message and the reply apart; reading them together
 lets attention find "the root cause was", "because", "never" next to the names they bind.
 
-Trained on the train sessions of every project except those training/judge.py holds apart to
-tune (tune_project): the keep trainer (memsift.judge.train_keep) stacks this model's score on
+Trained on the rule's labels (corpus/keep-labels.jsonl) of the train sessions and the keep-only
+sessions (corpus/keep-sessions) of every project except those held apart to tune
+(tune_project), and on the templated single exchanges of memsift/data/keep_exchanges.jsonl
+counted three times, as the keep head counts them (the only exchanges with nothing before them): the keep trainer (memsift.judge.train_keep) stacks this model's score on
 its own there, where this model has not seen the exchanges. Writes int8 layers to
 memsift/data/keep_cross.npz and their provenance beside them in keep_cross.json.
 """
@@ -21,12 +23,13 @@ import sys
 import time
 from pathlib import Path
 
-from memsift.judge.corpus import CORPUS, Turn
+from memsift.judge.corpus import CORPUS, Turn, keep_roots, read_corpus, tune_project
 from memsift.model.cross import KEEP_CROSS_FILE, keep_ids
-from memsift.training.cross import LAYERS, arguments, command, fit, fit_turns, write_record
+from memsift.training.cross import LAYERS, arguments, command, fit, write_record
 
-STEPS = 1200  # ~3 passes over the ~6,500 exchanges of the fit projects
-POSITIVE_WEIGHT = 2.0  # about one exchange in six is kept
+STEPS = 2400  # ~3 passes over the ~12,000 exchanges of the fit projects and templates
+POSITIVE_WEIGHT = 2.0  # about one exchange in eight is kept
+EXTRA_COPIES = 3  # the templated exchanges, as often as the keep head counts them
 
 
 def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
@@ -39,14 +42,35 @@ def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
     return rows
 
 
+def fit_turns(corpus_root: Path) -> list[Turn]:
+    """The rule-labelled train sessions and keep-only sessions, less the tune projects."""
+    return [t for t in read_corpus(keep_roots(corpus_root), keep_labels=True)
+            if t.split == "train" and not tune_project(t.project)]
+
+
+def templated() -> list[tuple[list[int], list[int], float]]:
+    """The templated single exchanges, each alone (memsift/data/keep_exchanges.jsonl)."""
+    from memsift.judge.keep import load_exchanges
+
+    rows = []
+    for exchange in load_exchanges("keep_exchanges.jsonl"):
+        ids, types = keep_ids(exchange.user, exchange.assistant)
+        rows.append((ids, types, float(exchange.keep)))
+    return rows
+
+
 def train(steps: int = STEPS, out: Path = KEEP_CROSS_FILE, layers: int = LAYERS,
           corpus_root: Path = CORPUS) -> dict:
+    from memsift.judge.train_keep import corpus_sha256
+
     started = time.time()
-    rows = examples(fit_turns(corpus_root))
+    read = corpus_sha256(corpus_root, rule=True)  # what is read now, not what is there after
+    rows = examples(fit_turns(corpus_root)) + templated() * EXTRA_COPIES
     fit(rows, steps, out, layers=layers, positive_weight=POSITIVE_WEIGHT)
     return write_record(out, command("memsift.training.keep_cross", steps, layers),
                         corpus_root, steps, started, exchanges=len(rows),
-                        kept=int(sum(r[2] for r in rows)))
+                        kept=int(sum(r[2] for r in rows)),
+                        keep_corpus_sha256=read)
 
 
 def main(argv: list[str]) -> int:
