@@ -84,12 +84,11 @@ train-kinds: $(TRAIN_VENV)/.installed
 train: $(TRAIN_VENV)/.installed
 	$(TRAIN_VENV)/bin/python -m memsift.training.judge
 
-# The session-end keep decision (docs/session-end.md): train-keep fits the keep head with numpy
-# alone; train-keep-cross (optional, not shipped: docs/session-end.md says why) fine-tunes a
-# keep cross-encoder with JAX (memsift/data/keep_cross.npz, ~10 minutes) that train-keep then
-# stacks on the head (memsift/data/keep_head.npz and keep_head.json; a
-# few minutes, most of them embedding the corpus once, cached under .cache/). Not part of
-# `make test`.
+# The session-end keep decision (docs/session-end.md), in this order: train-keep-cross
+# fine-tunes the keep cross-encoder with JAX (memsift/data/keep_cross.npz, ~30 minutes on two
+# cores), then train-keep fits the keep head with numpy alone and stacks it on that
+# cross-encoder (memsift/data/keep_head.npz and keep_head.json; ~15 minutes, most of them
+# embedding the corpus once, cached under .cache/). Not part of `make test`.
 .PHONY: train-keep-cross
 train-keep-cross: $(TRAIN_VENV)/.installed
 	$(TRAIN_VENV)/bin/python -m memsift.training.keep_cross

@@ -37,16 +37,42 @@ def test_the_shipped_weights_are_the_ones_their_provenance_records():
     assert head.keep_threshold == provenance["keep_threshold"]
 
 
-def _probabilities(*pairs: tuple[str, str]) -> list[float]:
+def test_the_shipped_keep_cross_encoder_is_the_one_recorded_and_the_head_is_stacked_on_it():
+    from memsift.model.cross import KEEP_CROSS_FILE
+
+    shipped = hashlib.sha256(KEEP_CROSS_FILE.read_bytes()).hexdigest()
+    record = json.loads(KEEP_CROSS_FILE.with_suffix(".json").read_text())
+    assert record["weights_sha256"] == shipped
+    assert record["command"].startswith("python -m memsift.training.keep_cross")
+    if CORPUS.is_dir():  # retrain (make train-keep-cross, then train-keep) when it changes
+        assert record["keep_corpus_sha256"] == corpus_sha256(CORPUS, rule=True)
+    provenance = keep.recorded_provenance()
+    assert provenance["stacked_with_cross_encoder"]
+    assert provenance["keep_cross_sha256"] == shipped
+    assert keep.load_head().stack is not None
+
+
+def test_the_keep_cross_encoder_reads_a_cause_and_fix_above_a_one_off_action():
+    cause, action, reaction = keep.cross_probability([
+        keep.SessionExchange("the nightly export failed again with 403 on upload",
+                             "Cause: the job cached its vault token at deploy and tokens live "
+                             "24 h. Fixed: the job fetches a fresh token before each upload, so "
+                             "a long-running deploy no longer breaks it."),
+        keep.SessionExchange("merge it and deploy", "Merged #41 and deployed; health is green."),
+        keep.SessionExchange("great, thanks!", "You're welcome.")])
+    assert cause > 0.5 > max(action, reaction)
+
+
+def _probabilities(*pairs: tuple[str, str]) -> tuple[list[float], float]:
+    """Each exchange's probability in a project that holds nothing yet, and the bar."""
     exchanges = [Exchange(i, i, u, a) for i, (u, a) in enumerate(pairs)]
     keeper = OfflineKeeper()
     keeper.begin(session_view(exchanges))
-    return [keeper.probability(e) for e in exchanges]
+    return [keeper.probability(e) for e in exchanges], keeper.threshold
 
 
 def test_a_reaction_and_a_one_off_action_are_dropped_and_a_fix_with_its_cause_is_kept():
-    threshold = keep.load_head().keep_threshold
-    fix, reaction, action = _probabilities(
+    (fix, reaction, action), threshold = _probabilities(
         ("the worker crashes with RecursionError on the category tree",
          ("The category import created a cycle. The fix was an iterative walk that tracks "
          "visited ids, so a cycle can no longer crash it.")),
@@ -157,6 +183,15 @@ def test_without_its_cross_encoder_the_stack_falls_back_to_the_head_and_its_own_
     probabilities, threshold = head.decide(rows, pairs, tmp_path / "missing.npz")
     np.testing.assert_allclose(probabilities, head.keep_probability(rows))
     assert threshold == 0.77
+
+
+def test_in_a_project_that_holds_nothing_the_head_decides_alone(tmp_path):
+    head, pairs, rows, cross_file = _stacked_head(tmp_path)
+    probabilities, threshold = head.decide(rows, pairs, cross_file, holds_nothing=True)
+    np.testing.assert_allclose(probabilities, head.keep_probability(rows))
+    assert threshold == 0.77
+    stacked, _ = head.decide(rows, pairs, cross_file)
+    assert not np.allclose(stacked, probabilities)
 
 
 def test_a_stacked_head_is_saved_and_loaded_whole(tmp_path):

@@ -129,7 +129,7 @@ def measure_corpus(split: str = "val") -> tuple[dict, dict]:
 
 def measure_hand() -> dict:
     """The 72 hand-written single exchanges (memsift/data/keep_exchanges_hand.jsonl), never
-    trained on: the head alone, nothing held."""
+    trained on, each alone with nothing held: a project's first session."""
     import numpy as np
 
     from memsift.judge import keep
@@ -140,7 +140,7 @@ def measure_hand() -> dict:
     exchanges = [keep.SessionExchange(r.user, r.assistant) for r in rows]
     x = np.concatenate([keep.session_rows([e], keep.Held(), embed, head.restate)
                         for e in exchanges])
-    probabilities, threshold = head.decide(x, exchanges)
+    probabilities, threshold = head.decide(x, exchanges, holds_nothing=True)
     predicted = probabilities >= threshold
     tp = sum(1 for r, p in zip(rows, predicted) if p and r.keep)
     return {"exchanges": len(rows), "to_keep": sum(r.keep for r in rows),

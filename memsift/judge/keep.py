@@ -364,12 +364,22 @@ class Head:
         return sigmoid(rows @ self.keep)
 
     def decide(self, rows: np.ndarray, exchanges: Sequence[SessionExchange],
-               cross_file: Path | None = None) -> tuple[np.ndarray, float]:
+               cross_file: Path | None = None, holds_nothing: bool = False
+               ) -> tuple[np.ndarray, float]:
         """Each exchange's probability of being kept, and the threshold to read it against:
-        the stack when there is one and the cross-encoder loads, else the head alone."""
+        the stack when there is one and the cross-encoder loads, else the head alone.
+
+        `holds_nothing`: the project holds no note or passage yet (its first session). The
+        cross-encoder reads the exchange alone, never what is held, and learned from sessions
+        where a "why X?" is mostly answered from the notes, so it reads a reason given for
+        the first time as a read-back; the stack was fitted where projects hold something.
+        The head, which weighs what is held, decides alone there."""
         alone = self.keep_probability(rows)
         if self.stack is None:
             return alone, self.keep_threshold
+        if holds_nothing:
+            return alone, self.head_threshold if self.head_threshold is not None \
+                else self.keep_threshold
         from memsift.model.cross import CrossError
         from memsift.model.embed import EmbedError
 

@@ -55,7 +55,8 @@ class OfflineKeeper:
         wanted = [i for i, e in enumerate(view.exchanges) if turns is None or e.turn in turns]
         rows = self._keep.session_rows(exchanges, view.memory.held, view.embed,
                                        self.head.restate, wanted=wanted)
-        probabilities, threshold = self.head.decide(rows, exchanges)
+        probabilities, threshold = self.head.decide(
+            rows, exchanges, holds_nothing=not view.memory.items)
         if self._own_threshold:
             self.threshold = threshold  # the head alone has its own when the stack cannot load
         for i in wanted:
