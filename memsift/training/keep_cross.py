@@ -4,16 +4,18 @@
 
 The same network and training as the prompt path's cross-encoder (training/cross.py): MiniLM's
 first layers and a head on the mean of the last layer, read here over one exchange,
-`[CLS] message [SEP] reply [SEP]` (memsift.model.cross.keep_ids), labelled with the corpus's
-`keep`. The keep head's vectors see the message and the reply apart; reading them together
-lets attention find "the root cause was", "because", "never" next to the names they bind.
+`[CLS] message [SEP] reply [SEP] reply before [SEP]` (memsift.model.cross.keep_ids), labelled
+with the corpus's `keep`. The keep head's vectors see the message and the reply apart; reading
+them together lets attention find "the root cause was", "because", "never" next to the names
+they bind.
 
-Trained on the rule's labels (corpus/keep-labels.jsonl) of the train sessions and the keep-only
-sessions (corpus/keep-sessions) of every project except those held apart to tune
+Trained on the rule's labels (corpus/keep-labels.jsonl) of the train sessions and on the
+keep-only sessions (corpus/keep-sessions), less the projects held apart to tune
 (tune_project), and on the templated single exchanges of memsift/data/keep_exchanges.jsonl
-counted three times, as the keep head counts them (the only exchanges with nothing before them): the keep trainer (memsift.judge.train_keep) stacks this model's score on
-its own there, where this model has not seen the exchanges. Writes int8 layers to
-memsift/data/keep_cross.npz and their provenance beside them in keep_cross.json.
+counted three times, as the keep head counts them. The keep trainer (memsift.judge.train_keep)
+stacks this model's score on the head's on the tune projects, which this model has not seen.
+Writes int8 layers to memsift/data/keep_cross.npz and their provenance beside them in
+keep_cross.json.
 """
 
 from __future__ import annotations
