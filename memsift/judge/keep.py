@@ -363,6 +363,11 @@ class Head:
         """The head alone."""
         return sigmoid(rows @ self.keep)
 
+    @property
+    def alone_threshold(self) -> float:
+        """The bar for the head's own probability where the stack is not used."""
+        return self.head_threshold if self.head_threshold is not None else self.keep_threshold
+
     def decide(self, rows: np.ndarray, exchanges: Sequence[SessionExchange],
                cross_file: Path | None = None, holds_nothing: bool = False
                ) -> tuple[np.ndarray, float]:
@@ -378,8 +383,7 @@ class Head:
         if self.stack is None:
             return alone, self.keep_threshold
         if holds_nothing:
-            return alone, self.head_threshold if self.head_threshold is not None \
-                else self.keep_threshold
+            return alone, self.alone_threshold
         from memsift.model.cross import CrossError
         from memsift.model.embed import EmbedError
 
@@ -387,8 +391,7 @@ class Head:
             cross = cross_probability(exchanges, cross_file)
             return stacked(self.stack, alone, cross), self.keep_threshold
         except (CrossError, EmbedError):
-            return alone, self.head_threshold if self.head_threshold is not None \
-                else self.keep_threshold
+            return alone, self.alone_threshold
 
     def restate_probability(self, pairs: np.ndarray) -> np.ndarray:
         return sigmoid(pairs @ self.restate)

@@ -309,7 +309,7 @@ def evaluate(head: keep.Head, sessions: dict[str, list[Turn]], vectors: Vectors,
     probabilities, threshold = head.decide(
         x, [keep.SessionExchange(t.user, t.assistant, t.reply_before) for t in order])
     precision, recall = precision_recall(probabilities >= threshold, y)
-    alone = precision_recall(head.keep_probability(x) >= (head.head_threshold or threshold), y)
+    alone = precision_recall(head.keep_probability(x) >= head.alone_threshold, y)
     rx, ry, owner = restate_rows(sessions, vectors)
     best, right, any_ = best_per_exchange(head.restate_probability(rx), ry, owner)
     named = best >= head.restate_threshold
