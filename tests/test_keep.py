@@ -101,6 +101,25 @@ def test_an_exchange_that_repeats_a_held_note_is_named_as_repeating_it():
                            words_of("which font do the invoices use?", "Inter, 11pt.")) is None
 
 
+def test_an_exchange_scored_after_the_pass_is_read_with_what_the_project_held():
+    from memsift.model.embed import embed
+
+    texts = ["Checkout is the hosted Stripe Checkout page, not Elements: SCA and Apple Pay "
+             "come for free with two developers."]
+    memory = ProjectMemory([HeldItem("n01", texts[0], NOTES)], embed(texts))
+    first = Exchange(0, 0, "run the tests", "All 88 pass.")
+    later = Exchange(1, 1, "why Checkout and not Elements again?",
+                     "We picked the hosted Stripe Checkout page: SCA and Apple Pay for free, "
+                     "which matters with two developers.", (("run the tests", "All 88 pass."),))
+    keeper = OfflineKeeper()
+    keeper.begin(session_view([first, later], memory), [first])  # `later` not scored
+    reference = OfflineKeeper()
+    reference.begin(session_view([first, later], memory), [later])
+    assert keeper.probability(later) == pytest.approx(reference.probability(later))
+    alone = OfflineKeeper()  # no pass before it: nothing held
+    assert alone.probability(later) != pytest.approx(reference.probability(later))
+
+
 def test_training_on_a_corpus_writes_weights_and_their_provenance(tmp_path):
     corpus = tmp_path / "sessions"
     shutil.copytree(TINY_CORPUS, corpus)

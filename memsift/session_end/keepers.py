@@ -46,10 +46,12 @@ class OfflineKeeper:
         self.threshold = self.head.keep_threshold if threshold is None else threshold
         self._own_threshold = threshold is None
         self._probability: dict[int, float] = {}
+        self._memory = None  # what the project held at the last begin()
 
     def begin(self, view: SessionView, pending: Sequence[Exchange] | None = None) -> None:
         """Score the session's exchanges at once (one matrix product): the `pending` ones (all
         unless given), each read with the whole session around it."""
+        self._memory = view.memory
         exchanges = self._keep.in_order([(e.user, e.assistant) for e in view.exchanges])
         turns = None if pending is None else {e.turn for e in pending}
         wanted = [i for i, e in enumerate(view.exchanges) if turns is None or e.turn in turns]
@@ -63,9 +65,11 @@ class OfflineKeeper:
             self._probability[view.exchanges[i].turn] = float(probabilities[i])
 
     def probability(self, exchange: Exchange) -> float:
+        """The exchange's probability from the last begin(); one it did not score is read
+        with the turns before it and what the project held then (nothing without a begin)."""
         if exchange.turn not in self._probability:
             turns = [Exchange(-1 - i, -1, u, a) for i, (u, a) in enumerate(exchange.before)]
-            self.begin(session_view([*turns, exchange]))
+            self.begin(session_view([*turns, exchange], self._memory))
         return self._probability[exchange.turn]
 
     def worth_keeping(self, exchange: Exchange) -> bool:
