@@ -104,8 +104,8 @@ def test_an_exchange_that_repeats_a_held_note_is_named_as_repeating_it():
 def test_an_exchange_scored_after_the_pass_is_read_with_what_the_project_held():
     from memsift.model.embed import embed
 
-    texts = ["Checkout is the hosted Stripe Checkout page, not Elements: SCA and Apple Pay "
-             "come for free with two developers."]
+    texts = [("Checkout is the hosted Stripe Checkout page, not Elements: SCA and Apple Pay "
+              "come for free with two developers.")]
     memory = ProjectMemory([HeldItem("n01", texts[0], NOTES)], embed(texts))
     first = Exchange(0, 0, "run the tests", "All 88 pass.")
     later = Exchange(1, 1, "why Checkout and not Elements again?",
