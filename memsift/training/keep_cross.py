@@ -26,12 +26,12 @@ import time
 from pathlib import Path
 
 from memsift.judge.corpus import CORPUS, Turn, keep_roots, read_corpus, tune_project
+from memsift.judge.train_keep import EXTRA_COPIES, corpus_sha256
 from memsift.model.cross import KEEP_CROSS_FILE, keep_ids
 from memsift.training.cross import LAYERS, arguments, command, fit, write_record
 
 STEPS = 2400  # ~3 passes over the ~12,000 exchanges of the fit projects and templates
 POSITIVE_WEIGHT = 2.0  # about one exchange in eight is kept
-EXTRA_COPIES = 3  # the templated exchanges, as often as the keep head counts them
 
 
 def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
@@ -63,8 +63,6 @@ def templated() -> list[tuple[list[int], list[int], float]]:
 
 def train(steps: int = STEPS, out: Path = KEEP_CROSS_FILE, layers: int = LAYERS,
           corpus_root: Path = CORPUS) -> dict:
-    from memsift.judge.train_keep import corpus_sha256
-
     started = time.time()
     read = corpus_sha256(corpus_root, rule=True)  # what is read now, not what is there after
     rows = examples(fit_turns(corpus_root)) + templated() * EXTRA_COPIES
