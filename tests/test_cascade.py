@@ -232,6 +232,46 @@ def test_an_item_that_names_none_of_the_messages_names_is_left_out(project):
     assert "[memory d1" in context
 
 
+def test_a_chat_line_of_the_other_speaker_or_one_that_only_asks_is_left_out(project):
+    store = MemoryStore([
+        Passage("d1", "1:36 pm on 3 July, 2023, Melanie: Thanks, Caroline! Yeah, I made this "
+                      "black and white bowl in my pottery class."),
+        Passage("d2", "1:36 pm on 3 July, 2023, Caroline: Wow, Mel! Did you make that black "
+                      "and white bowl in pottery class?"),
+        Passage("d3", "2:10 pm on 9 July, 2023, Caroline: I made a black and white bowl in my "
+                      "pottery class too, for my mum."),
+    ])
+    judge = WordJudge()
+    question = "Did Caroline make a black and white bowl in pottery class?"
+    context, _ = _run(project, question, judge, store)
+    assert "[memory d3" in context  # her own line
+    assert "[memory d1" not in context  # Melanie's bowl: Caroline is only greeted
+    assert "[memory d2" not in context  # Caroline asks; she says nothing of her own bowl
+    context, _ = _run(project, "Did Melanie make a black and white bowl in pottery class?",
+                      judge, MemoryStore([store.passages['d1'], store.passages['d2']]))
+    assert "[memory d1" in context and "[memory d2" not in context
+
+
+def test_whose_news_a_chat_line_is():
+    from memsift.prompt.conversation import about_another_speaker, only_asks, speaker
+
+    line = "10:37 am on 27 June, 2023, Caroline: Thanks, Melanie! This necklace is from my grandma."
+    both = {"caroline", "melanie"}
+    assert speaker(line) == {"caroline"}
+    assert about_another_speaker(line, {"melanie"}, both)  # greeted, not spoken of
+    assert not about_another_speaker(line, {"caroline"}, both)  # her own news
+    assert not about_another_speaker(line, {"melanie"}, {"caroline"})  # Melanie never speaks
+    addressed = "10:40 am on 27 June, 2023, Caroline: Melanie, your necklace is lovely."
+    told = "10:41 am on 27 June, 2023, Caroline: I told Melanie about the necklace."
+    assert not about_another_speaker(addressed, {"melanie"}, both)
+    assert not about_another_speaker(told, {"melanie"}, both)
+    assert not about_another_speaker("Postgres: chosen for multi-row transactions.",
+                                     {"mongo"}, {"postgres", "mongo"})  # not a chat line
+    assert only_asks("6:55 pm on 20 October, 2023, Caroline: Wow, Mel! How did they handle it?")
+    assert not only_asks("6:55 pm on 20 October, 2023, Melanie: They were scared but we reassured them. Fine now?")
+    assert not only_asks("Migrations: should we squash them?")  # not a chat line
+
+
 def test_names_are_capitalised_words_inside_a_sentence():
     from memsift.prompt.conversation import names
 

@@ -294,24 +294,42 @@ class Cascade(EarlyWork, Collaborators, Selection, StepRunner):
 
     def _judge_notes(self, deadline: Deadline, threshold: float) -> list[Item]:
         scored = self._notes_scored(deadline)
-        kept = [i for i in scored if i.score >= threshold and self.about_named(i)]
+        speakers = self._speakers(scored)
+        kept = [i for i in scored if i.score >= threshold and self.may_answer(i, speakers)]
         self._pending = f"{len(kept)} kept of {len(scored)}" if scored else "no notes"
         self.decision.judged_items("notes", scored, threshold)
         return kept
 
-    def about_named(self, item: Item) -> bool:
+    def about_named(self, item: Item, speakers: set[str] = frozenset()) -> bool:
         """An item that mentions none of the names the message uses (a person, a product) is
         about something else, however close its wording: "what is Nate playing?" is not
-        answered by what Caroline played."""
+        answered by what Caroline played. Nor is a question about one person of a chat
+        answered by the other's line about themselves (`speakers`: of the lines judged with
+        it; conversation.about_another_speaker)."""
         if self._names is None:
             from memsift.prompt.conversation import names
 
             self._names = names(self.event.prompt)
         if not self._names:
             return True
-        from memsift.prompt.conversation import mentions_any
+        from memsift.prompt.conversation import about_another_speaker, mentions_any
 
-        return mentions_any(item.text, self._names)
+        return (mentions_any(item.text, self._names)
+                and not about_another_speaker(item.text, self._names, speakers))
+
+    def may_answer(self, item: Item, speakers: set[str]) -> bool:
+        """The checks a kept item passes besides its score: it is about what the message
+        names (about_named), and it is no chat line that only asks (conversation.only_asks)."""
+        from memsift.prompt.conversation import only_asks
+
+        return self.about_named(item, speakers) and not only_asks(item.text)
+
+    @staticmethod
+    def _speakers(items: Sequence[Item]) -> set[str]:
+        """The speakers of the chat lines among the items judged together."""
+        from memsift.prompt.conversation import speaker
+
+        return set().union(*(speaker(i.text) for i in items)) if items else set()
 
     def scored_notes(self, deadline: Deadline) -> list[Item]:
         """The notes nearest the message (by cached vectors and the rare words they share
@@ -371,7 +389,8 @@ class Cascade(EarlyWork, Collaborators, Selection, StepRunner):
                 raise scored
         else:
             scored = self.scored_passages(passages, deadline)
-        kept = [i for i in scored if i.score >= threshold and self.about_named(i)]
+        speakers = self._speakers(scored)
+        kept = [i for i in scored if i.score >= threshold and self.may_answer(i, speakers)]
         self._pending = f"{len(kept)} kept of {len(scored)}"
         self.decision.judged_items("longterm", scored, threshold)
         return kept

@@ -63,3 +63,66 @@ def names(text: str) -> set[str]:
 def mentions_any(text: str, wanted: set[str]) -> bool:
     """Whether `text` mentions one of the names (whole words, case aside)."""
     return bool(wanted & set(re.findall(r"[a-z0-9]+", text.lower())))
+
+
+# A chat line as stored: "4:12 pm on 9 March, 2025, Noor: ...". The date is required: a note
+# such as "Postgres: chosen for multi-row transactions." is no one's chat line.
+_SPEAKER = re.compile(r"^[^\n]{0,60}?\d{4},\s*([A-Z][\w'\-]{1,30}):\s")
+# Words that address the other person: a line holding one speaks of them, not only of its
+# speaker.
+_ADDRESS = re.compile(r"\b(?:you|your|yours|yourself|you're|youre|you've|you'll|you'd|ya|u|ur"
+                      r"|y'all|congrats|congratulations)\b", re.IGNORECASE)
+# What may come before a name said to the other person ("Thanks, Melanie!", "Hey Mel").
+_GREETING = re.compile(r"\b(?:hey|hi|hello|heya|thanks|thank you|thx|yeah|yes|yep|wow|woohoo|"
+                       r"whoa|oh|ooh|aw+|ok|okay|sorry|dear|morning|night|haha|lol|omg|yay|ah)$",
+                       re.IGNORECASE)
+SHORT_SENTENCE_WORDS = 4  # "The kids look so cute, Mel!" is more than a greeting
+_CAPTION = re.compile(r"\[shares [^\]]*\]")  # a photo's caption, as LoCoMo stores it
+_TRAILING_SYMBOLS = re.compile(r"[^\w?!.,'\s]+$")  # emoji after the last sentence
+
+
+def speaker(text: str) -> set[str]:
+    """The speaker of a stored chat line, as the words mentions_any compares (empty when the
+    text is not a chat line)."""
+    match = _SPEAKER.match(text)
+    return set(re.findall(r"[a-z0-9]+", match.group(1).lower())) if match else set()
+
+
+def about_another_speaker(text: str, wanted: set[str], speakers: set[str]) -> bool:
+    """Whether a chat line is its speaker's own news while the message asks about the other
+    person of the chat: the message names a speaker (`speakers`: of the lines judged with this
+    one), this line's speaker is not named, and the line neither addresses the other person
+    ("you", "congrats") nor names them except to greet them ("Thanks, Melanie! my grandma's
+    necklace..." says nothing of Melanie's grandma)."""
+    match = _SPEAKER.match(text)
+    if not match or not wanted & speakers or wanted & speaker(text):
+        return False
+    body = text[match.end():]
+    if _ADDRESS.search(body):
+        return False
+    for word in re.finditer(r"[A-Za-z0-9]+", body):
+        if word.group(0).lower() in wanted and not _greeted(body, word.start(), word.end()):
+            return False
+    return True
+
+
+def only_asks(text: str) -> bool:
+    """Whether a chat line only asks ("Wow, Mel! How did they handle the accident?"): it ends on a question and its other sentences are questions too or a few
+    words of greeting. Such a line asks what a later one may answer; it answers nothing."""
+    match = _SPEAKER.match(text)
+    if not match:
+        return False
+    body = _CAPTION.sub("", text[match.end():]).strip()
+    body = _TRAILING_SYMBOLS.sub("", body).strip()
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", body) if s.strip()]
+    return bool(sentences) and sentences[-1].endswith("?") and all(
+        s.endswith("?") or len(s.split()) <= SHORT_SENTENCE_WORDS for s in sentences)
+
+
+
+def _greeted(body: str, start: int, end: int) -> bool:
+    """Whether the name at body[start:end] is said to someone ("Thanks, Melanie!"), not of them."""
+    before = body[:start].rstrip()
+    after = body[end:end + 1]
+    leads = not before or before.endswith((",", "!", ".", "?")) or _GREETING.search(before)
+    return bool(leads) and (not after or after in "!,.?")
