@@ -55,6 +55,9 @@ def test_the_held_chit_chat_report_reads_each_group_alone(tmp_path):
     assert report["held_groups"] == 2
     assert 0.0 <= report["held_auc"] <= 1.0 and report["held_answer_first"] in (0.0, 0.5, 1.0)
     assert report["held_near_kept"] in (0.0, 1 / 3, 2 / 3, 1.0)
+    # the cascade's checks only take away: Ravi's line names no Ilse
+    assert report["held_near_kept_checked"] <= report["held_near_kept"]
+    assert report["held_answers_kept_checked"] <= report["held_answers_kept"]
     # the same people: each answer is also ranked against the other group's answer
     assert report["held_answer_first_of_answers"] in (0.0, 0.5, 1.0)
     assert report["held_other_answers_kept"] in (0.0, 0.5, 1.0)

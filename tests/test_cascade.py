@@ -253,7 +253,7 @@ def test_a_chat_line_of_the_other_speaker_or_one_that_only_asks_is_left_out(proj
 
 
 def test_whose_news_a_chat_line_is():
-    from memsift.prompt.conversation import about_another_speaker, only_asks, speaker
+    from memsift.prompt.conversation import about_another_speaker, may_answer, only_asks, speaker
 
     line = "10:37 am on 27 June, 2023, Caroline: Thanks, Melanie! This necklace is from my grandma."
     both = {"caroline", "melanie"}
@@ -270,6 +270,8 @@ def test_whose_news_a_chat_line_is():
     assert only_asks("6:55 pm on 20 October, 2023, Caroline: Wow, Mel! How did they handle it?")
     assert not only_asks("6:55 pm on 20 October, 2023, Melanie: They were scared but we reassured them. Fine now?")
     assert not only_asks("Migrations: should we squash them?")  # not a chat line
+    assert not may_answer(line, {"melanie"}, both) and may_answer(line, {"caroline"}, both)
+    assert may_answer("Postgres: chosen for multi-row transactions.", set(), set())
 
 
 def test_names_are_capitalised_words_inside_a_sentence():

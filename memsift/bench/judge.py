@@ -140,7 +140,9 @@ def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None =
     not), each group read alone after its reply: the AUC of answers against those near misses
     and how many of each the threshold keeps; and the same against the same people's answers
     to other questions (OTHER_ANSWERS of them), which are written as fully as the answer while
-    its near misses are often shorter. Empty without the files (a wheel install)."""
+    its near misses are often shorter; and how many of each the cascade keeps, its checks of
+    chat lines applied too (conversation.may_answer). Empty without the files (a wheel
+    install)."""
     from memsift.judge.corpus import (
         CORPUS,
         answers_by_stem,
@@ -151,6 +153,7 @@ def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None =
     from memsift.judge.local import LocalJudge
     from memsift.judge.train_kinds import auc
     from memsift.model.embed import embed
+    from memsift.prompt.conversation import may_answer, names, speaker
 
     groups = read_pair_files(held_pair_files(CORPUS) if paths is None else paths)
     if not groups:
@@ -158,6 +161,7 @@ def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None =
     judge = LocalJudge(heads_file) if heads_file else LocalJudge()
     by_stem = answers_by_stem(groups)
     answers, near, others, first, first_of_answers, compared = [], [], [], 0, 0, 0
+    passes = []  # per answer and near miss: the cascade's checks besides the score
     for group in groups:
         judge.set_turns([("assistant", group["reply_before"])] if group["reply_before"] else [])
         query, message = judge.embed_message(group["message"]), group["message"]
@@ -165,6 +169,8 @@ def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None =
         got = list(judge.score_vectors(query, embed(items), message, items))
         answers.append(got[0])
         near += got[1:]
+        wanted, speakers = names(message), set().union(*(speaker(i) for i in items))
+        passes.append([may_answer(i, wanted, speakers) for i in items])
         first += all(got[0] > other for other in got[1:])
         # the same people's answers to other questions: written as fully as this one's answer
         # (its near misses are often shorter), so length and a photo's caption tell nothing
@@ -181,7 +187,11 @@ def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None =
     report = {"held_groups": len(groups), "held_auc": auc(scores, labels),
               "held_answer_first": first / len(groups),
               "held_answers_kept": float(np.mean(np.asarray(answers) >= bar)),
-              "held_near_kept": float(np.mean(np.asarray(near) >= bar))}
+              "held_near_kept": float(np.mean(np.asarray(near) >= bar)),
+              "held_answers_kept_checked": float(np.mean(
+                  [a >= bar and p[0] for a, p in zip(answers, passes)])),
+              "held_near_kept_checked": float(np.mean(
+                  [s >= bar and ok for s, ok in zip(near, (ok for p in passes for ok in p[1:]))]))}
     if others:
         report.update(
             held_auc_other_answers=auc(np.asarray(answers + others),
@@ -311,6 +321,9 @@ def _print_table(r: dict) -> None:
         line("  answer ranked above its near misses", f"{r['held_answer_first']:.3f}")
         line("  kept at threshold: answers", f"{r['held_answers_kept']:.3f}")
         line("  kept at threshold: near misses", f"{r['held_near_kept']:.3f}")
+        line("  kept by the cascade (its chat-line checks too): answers",
+             f"{r['held_answers_kept_checked']:.3f}")
+        line("  kept by the cascade: near misses", f"{r['held_near_kept_checked']:.3f}")
     if r.get("held_auc_other_answers") is not None:
         line("  against other questions' answers: AUC", f"{r['held_auc_other_answers']:.3f}")
         line("    answer ranked above them", f"{r['held_answer_first_of_answers']:.3f}")

@@ -300,29 +300,15 @@ class Cascade(EarlyWork, Collaborators, Selection, StepRunner):
         self.decision.judged_items("notes", scored, threshold)
         return kept
 
-    def about_named(self, item: Item, speakers: set[str] = frozenset()) -> bool:
-        """An item that mentions none of the names the message uses (a person, a product) is
-        about something else, however close its wording: "what is Nate playing?" is not
-        answered by what Caroline played. Nor is a question about one person of a chat
-        answered by the other's line about themselves (`speakers`: of the lines judged with
-        it; conversation.about_another_speaker)."""
-        if self._names is None:
-            from memsift.prompt.conversation import names
-
-            self._names = names(self.event.prompt)
-        if not self._names:
-            return True
-        from memsift.prompt.conversation import about_another_speaker, mentions_any
-
-        return (mentions_any(item.text, self._names)
-                and not about_another_speaker(item.text, self._names, speakers))
-
     def may_answer(self, item: Item, speakers: set[str]) -> bool:
-        """The checks a kept item passes besides its score: it is about what the message
-        names (about_named), and it is no chat line that only asks (conversation.only_asks)."""
-        from memsift.prompt.conversation import only_asks
+        """The checks a kept item passes besides its score (conversation.may_answer): it is
+        about what the message names, and no chat line that is the other person's news or
+        that only asks. `speakers`: of the chat lines judged with it."""
+        from memsift.prompt.conversation import may_answer, names
 
-        return self.about_named(item, speakers) and not only_asks(item.text)
+        if self._names is None:
+            self._names = names(self.event.prompt)
+        return may_answer(item.text, self._names, speakers)
 
     @staticmethod
     def _speakers(items: Sequence[Item]) -> set[str]:

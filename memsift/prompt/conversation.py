@@ -65,6 +65,18 @@ def mentions_any(text: str, wanted: set[str]) -> bool:
     return bool(wanted & set(re.findall(r"[a-z0-9]+", text.lower())))
 
 
+def may_answer(text: str, wanted: set[str], speakers: set[str]) -> bool:
+    """Whether an item may answer a message that uses the names `wanted`, whatever its score.
+    An item that mentions none of them is about something else, however close its wording:
+    "what is Nate playing?" is not answered by what Caroline played. Nor is a question about
+    one person of a chat answered by the other's line about themselves (`speakers`: of the
+    chat lines judged with it), nor by a chat line that only asks."""
+    if wanted and (not mentions_any(text, wanted)
+                   or about_another_speaker(text, wanted, speakers)):
+        return False
+    return not only_asks(text)
+
+
 # A chat line as stored: "4:12 pm on 9 March, 2025, Noor: ...". The date is required: a note
 # such as "Postgres: chosen for multi-row transactions." is no one's chat line.
 _SPEAKER = re.compile(r"^[^\n]{0,60}?\d{4},\s*([A-Z][\w'\-]{1,30}):\s")
