@@ -248,14 +248,15 @@ def test_a_chat_line_of_the_other_speaker_or_one_that_only_asks_is_left_out(proj
     assert "[memory d1" not in context  # Melanie's bowl: Caroline is only greeted
     assert "[memory d2" not in context  # Caroline asks; she says nothing of her own bowl
     context, _ = _run(project, "Did Melanie make a black and white bowl in pottery class?",
-                      judge, MemoryStore([store.passages['d1'], store.passages['d2']]))
+                      judge, MemoryStore([store.passages["d1"], store.passages["d2"]]))
     assert "[memory d1" in context and "[memory d2" not in context
 
 
 def test_whose_news_a_chat_line_is():
     from memsift.prompt.conversation import about_another_speaker, may_answer, only_asks, speaker
 
-    line = "10:37 am on 27 June, 2023, Caroline: Thanks, Melanie! This necklace is from my grandma."
+    line = ("10:37 am on 27 June, 2023, Caroline: Thanks, Melanie! This necklace is from my "
+            "grandma.")
     both = {"caroline", "melanie"}
     assert speaker(line) == {"caroline"}
     assert about_another_speaker(line, {"melanie"}, both)  # greeted, not spoken of
@@ -268,7 +269,8 @@ def test_whose_news_a_chat_line_is():
     assert not about_another_speaker("Postgres: chosen for multi-row transactions.",
                                      {"mongo"}, {"postgres", "mongo"})  # not a chat line
     assert only_asks("6:55 pm on 20 October, 2023, Caroline: Wow, Mel! How did they handle it?")
-    assert not only_asks("6:55 pm on 20 October, 2023, Melanie: They were scared but we reassured them. Fine now?")
+    assert not only_asks("6:55 pm on 20 October, 2023, Melanie: They were scared but we "
+                         "reassured them. Fine now?")
     assert not only_asks("Migrations: should we squash them?")  # not a chat line
     assert not may_answer(line, {"melanie"}, both) and may_answer(line, {"caroline"}, both)
     assert may_answer("Postgres: chosen for multi-row transactions.", set(), set())

@@ -153,7 +153,7 @@ def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None =
     from memsift.judge.local import LocalJudge
     from memsift.judge.train_kinds import auc
     from memsift.model.embed import embed
-    from memsift.prompt.conversation import may_answer, names, speaker
+    from memsift.prompt.conversation import may_answer, names, speakers_of
 
     groups = read_pair_files(held_pair_files(CORPUS) if paths is None else paths)
     if not groups:
@@ -161,7 +161,7 @@ def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None =
     judge = LocalJudge(heads_file) if heads_file else LocalJudge()
     by_stem = answers_by_stem(groups)
     answers, near, others, first, first_of_answers, compared = [], [], [], 0, 0, 0
-    passes = []  # per answer and near miss: the cascade's checks besides the score
+    answer_passes, near_passes = [], []  # the cascade's checks besides the score
     for group in groups:
         judge.set_turns([("assistant", group["reply_before"])] if group["reply_before"] else [])
         query, message = judge.embed_message(group["message"]), group["message"]
@@ -169,8 +169,9 @@ def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None =
         got = list(judge.score_vectors(query, embed(items), message, items))
         answers.append(got[0])
         near += got[1:]
-        wanted, speakers = names(message), set().union(*(speaker(i) for i in items))
-        passes.append([may_answer(i, wanted, speakers) for i in items])
+        wanted, speakers = names(message), speakers_of(items)
+        answer_passes.append(may_answer(items[0], wanted, speakers))
+        near_passes += [may_answer(i, wanted, speakers) for i in items[1:]]
         first += all(got[0] > other for other in got[1:])
         # the same people's answers to other questions: written as fully as this one's answer
         # (its near misses are often shorter), so length and a photo's caption tell nothing
@@ -189,9 +190,9 @@ def held_pairs_report(paths: list[Path] | None = None, heads_file: Path | None =
               "held_answers_kept": float(np.mean(np.asarray(answers) >= bar)),
               "held_near_kept": float(np.mean(np.asarray(near) >= bar)),
               "held_answers_kept_checked": float(np.mean(
-                  [a >= bar and p[0] for a, p in zip(answers, passes)])),
+                  (np.asarray(answers) >= bar) & np.asarray(answer_passes))),
               "held_near_kept_checked": float(np.mean(
-                  [s >= bar and ok for s, ok in zip(near, (ok for p in passes for ok in p[1:]))]))}
+                  (np.asarray(near) >= bar) & np.asarray(near_passes)))}
     if others:
         report.update(
             held_auc_other_answers=auc(np.asarray(answers + others),

@@ -28,6 +28,7 @@ from memsift.config import MAX_SEARCH_S, remote_judge
 from memsift.events import Event, HookResult
 from memsift.memory.lifecycle import visible
 from memsift.prompt.collaborators import Collaborators, Embedder
+from memsift.prompt.conversation import may_answer, names, speakers_of
 from memsift.prompt.early import EarlyWork
 from memsift.prompt.policy import (
     KEEP_SCORE,
@@ -294,7 +295,7 @@ class Cascade(EarlyWork, Collaborators, Selection, StepRunner):
 
     def _judge_notes(self, deadline: Deadline, threshold: float) -> list[Item]:
         scored = self._notes_scored(deadline)
-        speakers = self._speakers(scored)
+        speakers = speakers_of(i.text for i in scored)
         kept = [i for i in scored if i.score >= threshold and self.may_answer(i, speakers)]
         self._pending = f"{len(kept)} kept of {len(scored)}" if scored else "no notes"
         self.decision.judged_items("notes", scored, threshold)
@@ -304,18 +305,9 @@ class Cascade(EarlyWork, Collaborators, Selection, StepRunner):
         """The checks a kept item passes besides its score (conversation.may_answer): it is
         about what the message names, and no chat line that is the other person's news or
         that only asks. `speakers`: of the chat lines judged with it."""
-        from memsift.prompt.conversation import may_answer, names
-
         if self._names is None:
             self._names = names(self.event.prompt)
         return may_answer(item.text, self._names, speakers)
-
-    @staticmethod
-    def _speakers(items: Sequence[Item]) -> set[str]:
-        """The speakers of the chat lines among the items judged together."""
-        from memsift.prompt.conversation import speaker
-
-        return set().union(*(speaker(i.text) for i in items)) if items else set()
 
     def scored_notes(self, deadline: Deadline) -> list[Item]:
         """The notes nearest the message (by cached vectors and the rare words they share
@@ -375,7 +367,7 @@ class Cascade(EarlyWork, Collaborators, Selection, StepRunner):
                 raise scored
         else:
             scored = self.scored_passages(passages, deadline)
-        speakers = self._speakers(scored)
+        speakers = speakers_of(i.text for i in scored)
         kept = [i for i in scored if i.score >= threshold and self.may_answer(i, speakers)]
         self._pending = f"{len(kept)} kept of {len(scored)}"
         self.decision.judged_items("longterm", scored, threshold)

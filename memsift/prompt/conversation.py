@@ -1,10 +1,11 @@
 """The conversation as the cascade reads it: the session's recent text (what it already holds:
-memsift/held.py tests an item against it), the last turns, and the names a message uses."""
+memsift/held.py tests an item against it), the last turns, the names a message uses, and whose
+news a stored chat line is (may_answer)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from memsift.events import Turn
 from memsift.held import TAIL_CHARS
@@ -97,7 +98,16 @@ def speaker(text: str) -> set[str]:
     """The speaker of a stored chat line, as the words mentions_any compares (empty when the
     text is not a chat line)."""
     match = _SPEAKER.match(text)
-    return set(re.findall(r"[a-z0-9]+", match.group(1).lower())) if match else set()
+    return _name_words(match) if match else set()
+
+
+def speakers_of(texts: Iterable[str]) -> set[str]:
+    """The speakers of the chat lines among texts judged together."""
+    return set().union(*(speaker(t) for t in texts))
+
+
+def _name_words(match: re.Match) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", match.group(1).lower()))
 
 
 def about_another_speaker(text: str, wanted: set[str], speakers: set[str]) -> bool:
@@ -107,7 +117,7 @@ def about_another_speaker(text: str, wanted: set[str], speakers: set[str]) -> bo
     ("you", "congrats") nor names them except to greet them ("Thanks, Melanie! my grandma's
     necklace..." says nothing of Melanie's grandma)."""
     match = _SPEAKER.match(text)
-    if not match or not wanted & speakers or wanted & speaker(text):
+    if not match or not wanted & speakers or wanted & _name_words(match):
         return False
     body = text[match.end():]
     if _ADDRESS.search(body):
@@ -119,8 +129,9 @@ def about_another_speaker(text: str, wanted: set[str], speakers: set[str]) -> bo
 
 
 def only_asks(text: str) -> bool:
-    """Whether a chat line only asks ("Wow, Mel! How did they handle the accident?"): it ends on a question and its other sentences are questions too or a few
-    words of greeting. Such a line asks what a later one may answer; it answers nothing."""
+    """Whether a chat line only asks ("Wow, Mel! How did they handle the accident?"): it ends
+    on a question and its other sentences are questions too or a few words of greeting. Such
+    a line asks what a later one may answer; it answers nothing."""
     match = _SPEAKER.match(text)
     if not match:
         return False
@@ -129,7 +140,6 @@ def only_asks(text: str) -> bool:
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", body) if s.strip()]
     return bool(sentences) and sentences[-1].endswith("?") and all(
         s.endswith("?") or len(s.split()) <= SHORT_SENTENCE_WORDS for s in sentences)
-
 
 
 def _greeted(body: str, start: int, end: int) -> bool:
