@@ -154,3 +154,33 @@ def test_the_threshold_must_hold_on_the_long_sessions_alone_as_well():
     whole = decide(turns, scores, where, search_p, 0.05)
     assert whole["for_nothing"] == 5 and 5 <= 0.06 * whole["nothing"]  # the whole allows 0.05
     assert choose_threshold(turns, scores, where, search_p) == 0.31  # the long session not
+
+
+def test_listwise_batches_keep_each_turn_whole_and_pad_with_rows_that_weigh_nothing():
+    """--listwise reads a batch as whole turns (training/cross.turn_batches): each row knows
+    its turn's number within the batch, the rest of the batch weighs 0, and a turn longer
+    than a batch keeps its answers."""
+    from itertools import islice
+
+    from memsift.training.cross import turn_batches
+
+    labels_of = [[0.0, 1.0, 0.0], [0.0] * 4, [1.0, 0.0], [0.0] * 6 + [1.0]]
+    turns = [[([101, which, k], [0, 0, 1], label) for k, label in enumerate(labels)]
+             for which, labels in enumerate(labels_of)]
+    seen = set()
+    for batch in islice(turn_batches(turns, 5), 12):
+        assert len(batch) == 5
+        real = [row for row in batch if row[2][2] == 1.0]
+        assert batch[len(real):] == [(batch[len(real) - 1][0], batch[len(real) - 1][1],
+                                      (0.0, 4, 0.0))] * (5 - len(real))
+        numbers = [row[2][1] for row in real]
+        assert numbers == sorted(numbers) and numbers[0] == 0
+        for number in set(numbers):
+            rows = [row for row in real if row[2][1] == number]
+            which = {row[0][1] for row in rows}
+            assert len(which) == 1  # one turn under one number, and all of it
+            which = which.pop()
+            seen.add(which)
+            want = sorted(label for label in labels_of[which])[::-1][:5]
+            assert sorted((row[2][0] for row in rows), reverse=True) == want
+    assert seen == {0, 1, 2, 3}

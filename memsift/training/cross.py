@@ -2,7 +2,7 @@
 
     make train-cross   # or: python -m memsift.training.cross [--steps N] [--layers N] [--out FILE]
                        #         [--sessions-only] [--from FILE --pairs-repeat N
-                       #          --group-negatives N]
+                       #          --group-negatives N] [--from FILE --listwise]
 
 Starts from all-MiniLM-L6-v2's own first LAYERS layers, or --layers of its six (the weights
 the embedding model ships), keeps its word embeddings frozen, and trains the layers and a head on [CLS] with
@@ -19,6 +19,8 @@ groups together, the groups repeated (--pairs-repeat) so that a few thousand of 
 against ~59,000 session pairs, each group's message also read against other groups' answers
 (--group-negatives). Its record holds the first stage's (`from`), so the chain is what the
 provenance names. docs/decision-model.md gives what it measured and why it does not ship.
+`--from FILE --listwise` continues on the sessions' turns whole, a softmax over each turn's
+candidates beside the pointwise loss (fit_listwise): measured, not shipped either.
 """
 
 from __future__ import annotations
@@ -59,9 +61,16 @@ POSITIVE_WEIGHT = 2.0
 BUCKETS = (64, 96, 128, 160)  # padded lengths: one compiled step each
 SEED = 0
 CONTINUE_LR = 5e-5  # a second stage starts from trained layers and a trained head: one rate, half
+LISTWISE_WEIGHT = 1.0  # the per-turn softmax's share of the loss (--listwise)
 
 
 def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
+    return [row for rows in turn_examples(turns) for row in rows]
+
+
+def turn_examples(turns: list[Turn]) -> list[list[tuple[list[int], list[int], float]]]:
+    """Per train turn, its rows: the candidates the cascade would judge (the nearest notes and
+    passages), the items that answer it (1) and the same-subject items that do not (0)."""
     from memsift.judge.corpus import Vectors
     from memsift.training.judge import candidates, texts_of
 
@@ -77,12 +86,40 @@ def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
             if item.id in turn.expect or item.id in turn.near:
                 picked[item.id] = item
         context = turn.reply_before
+        rows = []
         for item in picked.values():
             if answered_before(turn, item.id):
                 continue  # it may answer: the session gave it already (no near-miss example)
             ids, types = pair_ids(turn.user, context, item.text)
-            out.append((ids, types, 1.0 if item.id in turn.expect else 0.0))
+            rows.append((ids, types, 1.0 if item.id in turn.expect else 0.0))
+        if rows:
+            out.append(rows)
     return out
+
+
+def turn_batches(turns: list[list[tuple]], batch: int, seed: int = SEED):
+    """Endless batches of whole turns, for the listwise loss: each row's label becomes (label,
+    the turn's number within the batch, weight); a batch is filled up to `batch` rows with
+    rows of weight 0. A turn of more than `batch` rows keeps its answers and the first of the
+    rest."""
+    rng = np.random.default_rng(seed)
+    while True:
+        chunk: list[tuple] = []
+        count = 0
+        for number in rng.permutation(len(turns)):
+            rows = sorted(turns[number], key=lambda r: -r[2])[:batch]
+            if len(chunk) + len(rows) > batch:
+                yield padded(chunk, batch)
+                chunk, count = [], 0
+            chunk += [(ids, types, (label, count, 1.0)) for ids, types, label in rows]
+            count += 1
+        if chunk:
+            yield padded(chunk, batch)
+
+
+def padded(chunk: list[tuple], batch: int) -> list[tuple]:
+    ids, types, _ = chunk[-1]
+    return chunk + [(ids, types, (0.0, batch - 1, 0.0))] * (batch - len(chunk))
 
 
 def pair_examples(groups: list[dict], negatives: int = 0
@@ -210,23 +247,30 @@ def batch_arrays(rows, word_q, word_scale):
 
 def train(steps: int = STEPS, out: Path = CROSS_FILE, layers: int = LAYERS,
           corpus_root: Path = CORPUS, *, sessions_only: bool = False,
-          start: Path | None = None, pairs_repeat: int = 1, group_negatives: int = 0) -> dict:
+          start: Path | None = None, pairs_repeat: int = 1, group_negatives: int = 0,
+          listwise: bool = False) -> dict:
     """One stage: from MiniLM's layers, or from the weights in `start` (a second stage, which
-    keeps their layers and records their provenance as `from`)."""
+    keeps their layers and records their provenance as `from`; with `listwise`, on the
+    sessions' turns whole, fit_listwise)."""
     started = time.time()
     before = json.loads(start.with_suffix(".json").read_text()) if start else None
     initial = read_weights(start) if start else None  # read before `out` (maybe it) is written
-    rows = examples(fit_turns(corpus_root))
-    groups = [] if sessions_only else read_cross_pairs(corpus_root)
+    turns = turn_examples(fit_turns(corpus_root))
+    rows = [row for rows in turns for row in rows]
+    groups = [] if sessions_only or listwise else read_cross_pairs(corpus_root)
     extra = pair_examples(groups, group_negatives)
-    if initial is None:
+    if listwise:
+        layers = layers_of(initial)
+        fit_listwise(turns, steps, out, initial)
+    elif initial is None:
         fit(rows + extra * pairs_repeat, steps, out, layers=layers)
     else:
         layers = layers_of(initial)
         fit(rows + extra * pairs_repeat, steps, out, layers=layers, lr=CONTINUE_LR,
             head_lr=CONTINUE_LR, params=initial)
     line = command("memsift.training.cross", steps, layers, sessions_only=sessions_only,
-                   start=start, pairs_repeat=pairs_repeat, group_negatives=group_negatives)
+                   start=start, pairs_repeat=pairs_repeat, group_negatives=group_negatives,
+                   listwise=listwise)
     if before is not None:
         first = before["command"]
         if not before.get("cross_pairs") and "--sessions-only" not in first:
@@ -238,15 +282,20 @@ def train(steps: int = STEPS, out: Path = CROSS_FILE, layers: int = LAYERS,
     if start is not None:
         counts.update(pairs_repeat=pairs_repeat, group_negatives=group_negatives,
                       **{"from": before})
+    if listwise:
+        counts.update(turns=len(turns), listwise_weight=LISTWISE_WEIGHT)
     return write_record(out, line, corpus_root, steps, started, **counts)
 
 
 def command(module: str, steps: int, layers: int, *, sessions_only: bool = False,
-            start: Path | None = None, pairs_repeat: int = 1, group_negatives: int = 0) -> str:
+            start: Path | None = None, pairs_repeat: int = 1, group_negatives: int = 0,
+            listwise: bool = False) -> str:
     """The command that trains what `module` writes, as its provenance records it."""
     line = f"python -m {module} --steps {steps} --layers {layers}"
     if sessions_only:
         line += " --sessions-only"
+    if listwise:
+        line += " --listwise"
     if start is not None:
         path = start.resolve()
         line += f" --from {path.relative_to(REPO) if path.is_relative_to(REPO) else path}"
@@ -311,6 +360,42 @@ def fit(rows: list[tuple[list[int], list[int], float]], steps: int, out: Path, *
               BATCH)
 
 
+def fit_listwise(turns: list[list[tuple]], steps: int, out: Path, params: dict, *,
+                 lr: float = CONTINUE_LR) -> None:
+    """Continue trained weights on whole turns: the binary cross-entropy as `fit`, plus, per
+    turn, a softmax over its rows' logits and a fixed null logit of 0 whose target is the
+    answers (or the null where nothing answers). Each row alone learns that a same-subject
+    item is no answer; together, the turn's best non-answer is the one pushed down most."""
+    import jax.numpy as jnp
+    import optax
+
+    print(f"turns: {len(turns)}, rows {sum(len(t) for t in turns)}", flush=True)
+    params = {k: jnp.asarray(np.asarray(v, np.float32)) for k, v in params.items()
+              if k != "layers"}
+
+    def loss(p, words, types, mask, labels):
+        logit = forward(p, words, types, mask)
+        label, turn, weight = labels[:, 0], labels[:, 1].astype(jnp.int32), labels[:, 2]
+        pointwise = jnp.where(label > 0.5, POSITIVE_WEIGHT, 1.0) * \
+            optax.sigmoid_binary_cross_entropy(logit, label)
+        pointwise = jnp.sum(weight * pointwise) / jnp.maximum(jnp.sum(weight), 1.0)
+        member = (turn[None, :] == jnp.arange(BATCH)[:, None]) * weight[None, :]  # (turns, rows)
+        top = jnp.maximum(0.0, jnp.max(jnp.where(member > 0, logit[None, :], -1e9), axis=1))
+        mass = jnp.exp(logit[None, :] - top[:, None]) * member
+        every = top + jnp.log(jnp.exp(-top) + mass.sum(1))
+        answered = (member * label[None, :]).sum(1) > 0
+        wanted = jnp.where(answered,
+                           top + jnp.log(jnp.maximum((mass * label[None, :]).sum(1), 1e-30)),
+                           0.0)
+        present = member.sum(1) > 0
+        listwise = jnp.sum(jnp.where(present, every - wanted, 0.0)) / \
+            jnp.maximum(present.sum(), 1)
+        return pointwise + LISTWISE_WEIGHT * listwise
+
+    run_steps([], steps, out, params, optimizer(params, steps, lr, lr, WARMUP), loss, BATCH,
+              chunks=turn_batches(turns, BATCH))
+
+
 def optimizer(params, steps: int, lr: float, head_lr: float, warmup: int):
     """AdamW with a linear warm-up and decay to zero: the layers at `lr` with weight decay,
     the head (which starts at zero) at `head_lr` without."""
@@ -327,10 +412,11 @@ def optimizer(params, steps: int, lr: float, head_lr: float, warmup: int):
         {k: ("head" if k.startswith("head.") else "layers") for k in params})
 
 
-def run_steps(rows, steps: int, out: Path, params, opt, loss, batch: int) -> None:
+def run_steps(rows, steps: int, out: Path, params, opt, loss, batch: int,
+              chunks=None) -> None:
     """`steps` minibatches of `batch` rows in a fixed shuffled order (reshuffled at the end
-    of each pass), `loss(params, words, types, mask, labels)` minimised; the weights saved to
-    `out` every 300 steps and at the end."""
+    of each pass), or taken from the iterator `chunks`, `loss(params, words, types, mask,
+    labels)` minimised; the weights saved to `out` every 300 steps and at the end."""
     import jax
     import optax
 
@@ -345,14 +431,17 @@ def run_steps(rows, steps: int, out: Path, params, opt, loss, batch: int) -> Non
         return optax.apply_updates(p, updates), s, value
 
     rng = np.random.default_rng(SEED)
-    order = rng.permutation(len(rows))
+    order = rng.permutation(max(len(rows), 1))
     running = 0.0
     for number in range(steps):
-        start = (number * batch) % len(rows)
-        chunk = [rows[i] for i in order[start:start + batch]]
-        if len(chunk) < batch:
-            order = rng.permutation(len(rows))
-            chunk = [rows[i] for i in order[:batch]]
+        if chunks is not None:
+            chunk = next(chunks)
+        else:
+            start = (number * batch) % len(rows)
+            chunk = [rows[i] for i in order[start:start + batch]]
+            if len(chunk) < batch:
+                order = rng.permutation(len(rows))
+                chunk = [rows[i] for i in order[:batch]]
         arrays = batch_arrays(chunk, model.word_q, model.word_scale)
         params, state, value = step(params, state, *arrays)
         running = 0.98 * running + 0.02 * float(value) if number else float(value)
@@ -391,8 +480,8 @@ def save(params, out: Path) -> None:
 
 
 def stage(argv: list[str]) -> dict:
-    """[--sessions-only] [--from FILE] [--pairs-repeat N] [--group-negatives N]: which stage
-    train() runs."""
+    """[--sessions-only] [--from FILE] [--pairs-repeat N] [--group-negatives N] [--listwise]:
+    which stage train() runs."""
     start = Path(argv[argv.index("--from") + 1]) if "--from" in argv else None
     repeat = int(argv[argv.index("--pairs-repeat") + 1]) if "--pairs-repeat" in argv else 1
     negatives = (int(argv[argv.index("--group-negatives") + 1])
@@ -403,8 +492,11 @@ def stage(argv: list[str]) -> dict:
         raise SystemExit("--pairs-repeat: at least 1")
     if negatives < 0:
         raise SystemExit("--group-negatives: 0 or more")
+    listwise = "--listwise" in argv
+    if listwise and start is None:
+        raise SystemExit("--listwise continues trained weights: name them with --from")
     return {"sessions_only": "--sessions-only" in argv, "start": start,
-            "pairs_repeat": repeat, "group_negatives": negatives}
+            "pairs_repeat": repeat, "group_negatives": negatives, "listwise": listwise}
 
 
 def main(argv: list[str]) -> int:
