@@ -381,7 +381,8 @@ def fit_listwise(turns: list[list[tuple]], steps: int, out: Path, params: dict, 
         pointwise = jnp.sum(weight * pointwise) / jnp.maximum(jnp.sum(weight), 1.0)
         member = (turn[None, :] == jnp.arange(BATCH)[:, None]) * weight[None, :]  # (turns, rows)
         top = jnp.maximum(0.0, jnp.max(jnp.where(member > 0, logit[None, :], -1e9), axis=1))
-        mass = jnp.exp(logit[None, :] - top[:, None]) * member
+        # other turns' rows masked before exp: a large logit there must not overflow to inf * 0
+        mass = jnp.exp(jnp.where(member > 0, logit[None, :] - top[:, None], -jnp.inf)) * member
         every = top + jnp.log(jnp.exp(-top) + mass.sum(1))
         answered = (member * label[None, :]).sum(1) > 0
         wanted = jnp.where(answered,
