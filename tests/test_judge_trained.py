@@ -122,7 +122,10 @@ def test_a_second_stage_names_the_weights_it_starts_from(tmp_path):
     from memsift.training.cross import command, stage
 
     assert stage(["--steps", "5"]) == {"sessions_only": False, "start": None, "pairs_repeat": 1,
-                                       "group_negatives": 0}
+                                       "group_negatives": 0, "listwise": False}
+    assert stage(["--from", str(CROSS_FILE), "--listwise"])["listwise"] is True
+    with pytest.raises(SystemExit, match="--from"):
+        stage(["--listwise"])  # it continues trained weights: which ones must be named
     assert stage(["--from", str(CROSS_FILE), "--pairs-repeat", "3"])["pairs_repeat"] == 3
     with pytest.raises(SystemExit, match="provenance"):
         stage(["--from", str(tmp_path / "bare.npz")])
@@ -131,6 +134,8 @@ def test_a_second_stage_names_the_weights_it_starts_from(tmp_path):
     line = command("memsift.training.cross", 2000, 3, start=CROSS_FILE, pairs_repeat=3)
     assert line.endswith("--from memsift/data/cross_encoder.npz --pairs-repeat 3")
     assert "--sessions-only" in command("memsift.training.cross", 6000, 3, sessions_only=True)
+    assert "--listwise --from" in command("memsift.training.cross", 2000, 3, start=CROSS_FILE,
+                                          listwise=True)
 
 
 def test_group_negatives_are_other_groups_answers_mostly_the_same_peoples():
