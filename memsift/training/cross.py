@@ -26,6 +26,7 @@ candidates beside the pointwise loss (fit_listwise): measured, not shipped eithe
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import sys
 import time
@@ -62,10 +63,6 @@ BUCKETS = (64, 96, 128, 160)  # padded lengths: one compiled step each
 SEED = 0
 CONTINUE_LR = 5e-5  # a second stage starts from trained layers and a trained head: one rate, half
 LISTWISE_WEIGHT = 1.0  # the per-turn softmax's share of the loss (--listwise)
-
-
-def examples(turns: list[Turn]) -> list[tuple[list[int], list[int], float]]:
-    return [row for rows in turn_examples(turns) for row in rows]
 
 
 def turn_examples(turns: list[Turn]) -> list[list[tuple[list[int], list[int], float]]]:
@@ -259,13 +256,13 @@ def train(steps: int = STEPS, out: Path = CROSS_FILE, layers: int = LAYERS,
     rows = [row for rows in turns for row in rows]
     groups = [] if sessions_only or listwise else read_cross_pairs(corpus_root)
     extra = pair_examples(groups, group_negatives)
-    if listwise:
+    if initial is not None:
         layers = layers_of(initial)
+    if listwise:
         fit_listwise(turns, steps, out, initial)
     elif initial is None:
         fit(rows + extra * pairs_repeat, steps, out, layers=layers)
     else:
-        layers = layers_of(initial)
         fit(rows + extra * pairs_repeat, steps, out, layers=layers, lr=CONTINUE_LR,
             head_lr=CONTINUE_LR, params=initial)
     line = command("memsift.training.cross", steps, layers, sessions_only=sessions_only,
@@ -344,20 +341,32 @@ def fit(rows: list[tuple[list[int], list[int], float]], steps: int, out: Path, *
     """Train from MiniLM's first layers (or from `params`) on (ids, type ids, label) rows;
     save to `out` every 300 steps and at the end."""
     import jax.numpy as jnp
-    import optax
 
     print(f"pairs: {len(rows)}, answers {int(sum(r[2] for r in rows))}", flush=True)
-    start = initial_params(layers=layers) if params is None else {
-        k: np.asarray(v, np.float32) for k, v in params.items() if k != "layers"}
-    params = {k: jnp.asarray(v) for k, v in start.items()}
+    params = trainable(initial_params(layers=layers) if params is None else params)
 
     def loss(p, words, types, mask, labels):
-        logits = forward(p, words, types, mask)
-        weight = jnp.where(labels > 0.5, positive_weight, 1.0)
-        return jnp.mean(weight * optax.sigmoid_binary_cross_entropy(logits, labels))
+        return jnp.mean(pointwise(forward(p, words, types, mask), labels, positive_weight))
 
-    run_steps(rows, steps, out, params, optimizer(params, steps, lr, head_lr, WARMUP), loss,
-              BATCH)
+    run_steps(row_batches(rows, BATCH), steps, out, params,
+              optimizer(params, steps, lr, head_lr, WARMUP), loss)
+
+
+def trainable(params: dict) -> dict:
+    """Weights as JAX arrays in float32 (int8 layers dequantized by read_weights), less the
+    layer count."""
+    import jax.numpy as jnp
+
+    return {k: jnp.asarray(np.asarray(v, np.float32)) for k, v in params.items() if k != "layers"}
+
+
+def pointwise(logits, labels, positive_weight: float = POSITIVE_WEIGHT):
+    """Each row's binary cross-entropy, an answer's weighed `positive_weight`."""
+    import jax.numpy as jnp
+    import optax
+
+    return (jnp.where(labels > 0.5, positive_weight, 1.0)
+            * optax.sigmoid_binary_cross_entropy(logits, labels))
 
 
 def fit_listwise(turns: list[list[tuple]], steps: int, out: Path, params: dict, *,
@@ -367,18 +376,14 @@ def fit_listwise(turns: list[list[tuple]], steps: int, out: Path, params: dict, 
     answers (or the null where nothing answers). Each row alone learns that a same-subject
     item is no answer; together, the turn's best non-answer is the one pushed down most."""
     import jax.numpy as jnp
-    import optax
 
     print(f"turns: {len(turns)}, rows {sum(len(t) for t in turns)}", flush=True)
-    params = {k: jnp.asarray(np.asarray(v, np.float32)) for k, v in params.items()
-              if k != "layers"}
+    params = trainable(params)
 
     def loss(p, words, types, mask, labels):
         logit = forward(p, words, types, mask)
         label, turn, weight = labels[:, 0], labels[:, 1].astype(jnp.int32), labels[:, 2]
-        pointwise = jnp.where(label > 0.5, POSITIVE_WEIGHT, 1.0) * \
-            optax.sigmoid_binary_cross_entropy(logit, label)
-        pointwise = jnp.sum(weight * pointwise) / jnp.maximum(jnp.sum(weight), 1.0)
+        each = jnp.sum(weight * pointwise(logit, label)) / jnp.maximum(jnp.sum(weight), 1.0)
         member = (turn[None, :] == jnp.arange(BATCH)[:, None]) * weight[None, :]  # (turns, rows)
         top = jnp.maximum(0.0, jnp.max(jnp.where(member > 0, logit[None, :], -1e9), axis=1))
         # other turns' rows masked before exp: a large logit there must not overflow to inf * 0
@@ -391,10 +396,10 @@ def fit_listwise(turns: list[list[tuple]], steps: int, out: Path, params: dict, 
         present = member.sum(1) > 0
         listwise = jnp.sum(jnp.where(present, every - wanted, 0.0)) / \
             jnp.maximum(present.sum(), 1)
-        return pointwise + LISTWISE_WEIGHT * listwise
+        return each + LISTWISE_WEIGHT * listwise
 
-    run_steps([], steps, out, params, optimizer(params, steps, lr, lr, WARMUP), loss, BATCH,
-              chunks=turn_batches(turns, BATCH))
+    run_steps(turn_batches(turns, BATCH), steps, out, params,
+              optimizer(params, steps, lr, lr, WARMUP), loss)
 
 
 def optimizer(params, steps: int, lr: float, head_lr: float, warmup: int):
@@ -413,11 +418,24 @@ def optimizer(params, steps: int, lr: float, head_lr: float, warmup: int):
         {k: ("head" if k.startswith("head.") else "layers") for k in params})
 
 
-def run_steps(rows, steps: int, out: Path, params, opt, loss, batch: int,
-              chunks=None) -> None:
-    """`steps` minibatches of `batch` rows in a fixed shuffled order (reshuffled at the end
-    of each pass), or taken from the iterator `chunks`, `loss(params, words, types, mask,
-    labels)` minimised; the weights saved to `out` every 300 steps and at the end."""
+def row_batches(rows, batch: int, seed: int = SEED):
+    """Endless minibatches of `batch` rows in a fixed shuffled order, reshuffled at the end of
+    each pass."""
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(rows))
+    for number in itertools.count():
+        start = (number * batch) % len(rows)
+        chunk = [rows[i] for i in order[start:start + batch]]
+        if len(chunk) < batch:
+            order = rng.permutation(len(rows))
+            chunk = [rows[i] for i in order[:batch]]
+        yield chunk
+
+
+def run_steps(batches, steps: int, out: Path, params, opt, loss) -> None:
+    """`steps` minibatches from the iterator `batches` (row_batches, turn_batches),
+    `loss(params, words, types, mask, labels)` minimised; the weights saved to `out` every
+    300 steps and at the end."""
     import jax
     import optax
 
@@ -431,18 +449,8 @@ def run_steps(rows, steps: int, out: Path, params, opt, loss, batch: int,
         updates, s = opt.update(grads, s, p)
         return optax.apply_updates(p, updates), s, value
 
-    rng = np.random.default_rng(SEED)
-    order = rng.permutation(max(len(rows), 1))
     running = 0.0
-    for number in range(steps):
-        if chunks is not None:
-            chunk = next(chunks)
-        else:
-            start = (number * batch) % len(rows)
-            chunk = [rows[i] for i in order[start:start + batch]]
-            if len(chunk) < batch:
-                order = rng.permutation(len(rows))
-                chunk = [rows[i] for i in order[:batch]]
+    for number, chunk in zip(range(steps), batches):
         arrays = batch_arrays(chunk, model.word_q, model.word_scale)
         params, state, value = step(params, state, *arrays)
         running = 0.98 * running + 0.02 * float(value) if number else float(value)
@@ -460,8 +468,7 @@ def outputs(path: Path, rows, batch: int = 64) -> np.ndarray:
     import jax
     import jax.numpy as jnp
 
-    params = {k: jnp.asarray(np.asarray(v, np.float32)) for k, v in read_weights(path).items()
-              if k != "layers"}
+    params = trainable(read_weights(path))
     model = get_model()
     run = jax.jit(lambda w, t, m: logits(params, w, t, m))
     out = []

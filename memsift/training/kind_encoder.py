@@ -34,6 +34,7 @@ from memsift.training.cross import (
     logits,
     optimizer,
     outputs,
+    row_batches,
     run_steps,
     write_record,
 )
@@ -84,8 +85,8 @@ def fit(rows, steps: int, out: Path, layers: int = KIND_LAYERS) -> None:
         need_loss = optax.sigmoid_binary_cross_entropy(out[:, len(KINDS)], labels[:, 1])
         return jnp.mean(kind_loss + NEED_WEIGHT * labels[:, 2] * need_loss)
 
-    run_steps(rows, steps, out, params, optimizer(params, steps, LR, HEAD_LR, WARMUP), loss,
-              BATCH)
+    run_steps(row_batches(rows, BATCH), steps, out, params,
+              optimizer(params, steps, LR, HEAD_LR, WARMUP), loss)
 
 
 def predict(turns: list[Turn], path: Path = KIND_FILE) -> np.ndarray:
